@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the serialized program calls: operator counts, MACs and placement."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from math import prod
+
+import torch
+from torch.fx import GraphModule, Node
+
+from .kernels import CORTEX_M, runs_on
+
+# Operators that multiply-accumulate, by name without namespace or overload.
+MAC_OPERATORS = frozenset(
+    {
+        "quantized_conv2d",
+        "quantized_depthwise_conv2d",
+        "quantized_transpose_conv2d",
+        "quantized_linear",
+        "quantized_batch_matmul",
+        "convolution",
+        "linear",
+        "addmm",
+        "mm",
+        "bmm",
+    }
+)
+
+
+@dataclass
+class OperatorStats:
+    """One operator of the program: how often it is called, where, how much work."""
+
+    calls: int = 0
+    macs: int = 0
+    runs_on: str = ""
+    nodes: list[str] = field(default_factory=list)
+
+
+def operator_stats(graph: GraphModule) -> dict[str, OperatorStats]:
+    """Per operator (`namespace::name.overload`), in first-call order."""
+    stats: dict[str, OperatorStats] = {}
+    for node in graph.graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op != "call_function" or schema is None:
+            continue
+        name = f"{schema.name}.{schema.overload_name or 'default'}"
+        entry = stats.setdefault(name, OperatorStats(runs_on=runs_on(name)))
+        entry.calls += 1
+        entry.macs += node_macs(node)
+        entry.nodes.append(node.name)
+    return stats
+
+
+def node_macs(node: Node) -> int:
+    """Multiply-accumulates one call of this node performs."""
+    schema = getattr(node.target, "_schema", None)
+    base = schema.name.split("::")[-1] if schema is not None else ""
+    if base not in MAC_OPERATORS:
+        return 0
+    out = _value(node)
+    first, second = _value(node.args[0]), _value(node.args[1])
+    if base == "quantized_conv2d":  # weight: [C_out, kH, kW, C_in]
+        return out.numel() * prod(second.shape[1:])
+    if base == "quantized_depthwise_conv2d":  # weight: [1, kH, kW, C_out]
+        return out.numel() * second.shape[1] * second.shape[2]
+    if base == "quantized_transpose_conv2d":  # every input element meets the kernel
+        return first.numel() * second.numel() // first.shape[1]
+    if base == "convolution":  # weight: [C_out, C_in / groups, kH, kW]
+        return out.numel() * prod(second.shape[1:])
+    if base == "addmm":
+        return out.numel() * second.shape[-1]
+    # linear, quantized_linear, mm, bmm, quantized_batch_matmul: reduce the
+    # input's last dimension.
+    return out.numel() * first.shape[-1]
+
+
+def _value(node: object) -> torch.Tensor:
+    assert isinstance(node, Node)
+    value = node.meta["val"]
+    return value[0] if isinstance(value, (tuple, list)) else value
+
+
+def mac_totals(stats: dict[str, OperatorStats]) -> dict[str, int]:
+    return {
+        "total": sum(s.macs for s in stats.values()),
+        "cmsis_nn": sum(s.macs for s in stats.values() if s.runs_on == CORTEX_M),
+    }
+
+
+def portable_mac_operators(stats: dict[str, OperatorStats]) -> list[str]:
+    """MAC-bearing operators left on portable kernels (slow, float or naive)."""
+    return [name for name, s in stats.items() if s.macs and s.runs_on != CORTEX_M]
+
+
+def histogram(stats: dict[str, OperatorStats]) -> Counter[str]:
+    return Counter({name: s.calls for name, s in stats.items()})

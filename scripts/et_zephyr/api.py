@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The Python API of et-export; the command line is a thin layer over it.
+
+result = export("samples/kws/model.py:kws", ExportOptions(target="cortex-m55"))
+write_outputs(result, Path("build/et/kws"))
+print(render_report(result))
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.fx import GraphModule
+from torchao.quantization.pt2e.quantize_pt2e import prepare_qat_pt2e
+
+from . import pipeline
+from .analysis import mac_totals, operator_stats, portable_mac_operators
+from .artifacts import Artifacts, build_artifacts
+from .calibration import load_calibration_file, random_calibration
+from .errors import ExportError
+from .io_spec import program_io
+from .kernels import check_kernels
+from .loading import Inputs, ModelBundle, load_model
+from .memory import arena_sizes, planned_lower_bound
+from .targets import DEFAULT_TARGET, resolve_target
+from .verify import compare
+
+Warn = Callable[[str], None]
+HELD_OUT_MIN = 4
+
+
+@dataclass
+class ExportOptions:
+    """Everything `et-export` can be told besides the model."""
+
+    target: str = DEFAULT_TARGET
+    isa: str | None = None
+    name: str | None = None
+    calibration_file: Path | None = None
+    calib_random: int | None = None
+    verify: bool = True
+    strict: bool = False
+    vectors: int = 4
+    seed: int = 0
+    progress: pipeline.Progress = field(default=lambda samples: samples)
+    warn: Warn = field(default=lambda message: None)
+
+
+def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
+    """Export a model to a Cortex-M program and everything the build needs."""
+    _seed_everything(options.seed)
+    target = resolve_target(options.target, options.isa)
+    bundle = load_model(model) if isinstance(model, str) else model
+    name = options.name or _default_name(model, bundle)
+    calibration, held_out = _split_data(bundle, options)
+    _check_input_shapes(bundle, calibration + held_out)
+
+    prepared = pipeline.prepare_model(bundle.model, bundle.example_inputs, calibration)
+    held_out = pipeline.prepare_model(bundle.model, bundle.example_inputs, held_out).calibration
+    graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
+    for node in pipeline.fold_batch_norm(graph):
+        options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
+    fake_quant = pipeline.quantize(graph, prepared.calibration, options.progress)
+    return _lower(fake_quant, prepared, held_out, target, name, options)
+
+
+def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
+    """A model to fine-tune with quantization-aware training, then `export_qat`.
+
+    Uses the same quantizer as `export`, so the trained fake-quant ranges are
+    the ones the Cortex-M kernels get.
+    """
+    prepared = pipeline.prepare_model(model.train(), example_inputs, [])
+    exported = torch.export.export(prepared.model, prepared.example_inputs)
+    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
+
+    return prepare_qat_pt2e(exported.module(check_guards=False), CortexMQuantizer())
+
+
+def export_qat(
+    trained: GraphModule,
+    example_inputs: Inputs,
+    options: ExportOptions,
+    held_out: list[Inputs] | None = None,
+) -> Artifacts:
+    """Lower a model trained after `prepare_qat` like `export` does."""
+    from torchao.quantization.pt2e import move_exported_model_to_eval
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e
+
+    _seed_everything(options.seed)
+    target = resolve_target(options.target, options.isa)
+    name = options.name or "model"
+    move_exported_model_to_eval(trained)
+    samples = held_out or random_calibration(HELD_OUT_MIN, example_inputs, options.seed + 1)
+    prepared = pipeline.prepare_model(trained, example_inputs, samples)
+    fake_quant = convert_pt2e(trained)
+    return _lower(fake_quant, prepared, prepared.calibration, target, name, options)
+
+
+def _lower(
+    fake_quant: GraphModule,
+    prepared: pipeline.Prepared,
+    held_out: list[Inputs],
+    target,
+    name: str,
+    options: ExportOptions,
+) -> Artifacts:
+    edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
+    lowered = pipeline.lower_to_cortex_m(edge, target)
+    pipeline.drop_unused_constants(lowered)
+    check_kernels(lowered)
+    vector_inputs = [prepared.example_inputs, *held_out][: options.vectors]
+    expected = pipeline.run_on_host(lowered, vector_inputs)
+    agreement = None
+    if options.verify:
+        inputs, outputs = program_io(lowered)
+        agreement = compare(
+            [o[0] for o in pipeline.run_on_host(lowered, held_out)],
+            [_first(fake_quant(*sample)) for sample in held_out],
+            [_first(prepared.model(*sample)) for sample in _no_grad(held_out)],
+            outputs[0].scale,
+        )
+    program = pipeline.plan_and_serialize(lowered)
+    final_graph = program.exported_program().graph_module
+    stats = operator_stats(final_graph)
+    stranded = portable_mac_operators(stats)
+    if stranded:
+        message = f"MAC-bearing operators left on portable kernels: {', '.join(stranded)}"
+        if options.strict:
+            raise ExportError(message + " (--strict)")
+        options.warn(message)
+    return build_artifacts(
+        name=name,
+        target=target,
+        program=program,
+        io=program_io(lowered),
+        stats=stats,
+        macs=mac_totals(stats),
+        arenas=arena_sizes(program.executorch_program.execution_plan[0]),
+        lower_bound=planned_lower_bound(final_graph),
+        vectors=(vector_inputs, expected),
+        agreement=agreement,
+    )
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _default_name(model: str | ModelBundle, bundle: ModelBundle) -> str:
+    if bundle.source is not None:
+        return bundle.source.stem
+    return "model"
+
+
+def _split_data(bundle: ModelBundle, options: ExportOptions) -> tuple[list[Inputs], list[Inputs]]:
+    """Calibration samples, and held-out samples that calibration never saw."""
+    if options.calibration_file is not None:
+        samples = load_calibration_file(options.calibration_file, bundle.example_inputs)
+    elif options.calib_random is not None:
+        options.warn(
+            f"calibrating on {options.calib_random} random inputs: "
+            "the quantized model's accuracy is meaningless"
+        )
+        samples = random_calibration(options.calib_random, bundle.example_inputs, options.seed)
+    elif bundle.calibration:
+        samples = list(bundle.calibration)
+    else:
+        raise ExportError(
+            "no calibration data: return it from the factory, or pass --calib FILE "
+            "or --calib-random N"
+        )
+    if len(samples) >= 2 * HELD_OUT_MIN:
+        cut = len(samples) - max(HELD_OUT_MIN, len(samples) // 4)
+        return samples[:cut], samples[cut:]
+    synthetic = random_calibration(HELD_OUT_MIN, bundle.example_inputs, options.seed + 1)
+    return samples, synthetic
+
+
+def _check_input_shapes(bundle: ModelBundle, samples: list[Inputs]) -> None:
+    """Run the float model once so shape mistakes surface as one clear line."""
+    try:
+        with torch.no_grad():
+            bundle.model.eval()(*bundle.example_inputs)
+    except Exception as error:
+        shapes = ", ".join(str(tuple(t.shape)) for t in bundle.example_inputs)
+        raise ExportError(
+            f"the model rejects its example inputs of shape {shapes}: {pipeline.first_line(error)}"
+        ) from error
+    expected = [tuple(t.shape) for t in bundle.example_inputs]
+    for sample in samples:
+        if [tuple(t.shape) for t in sample] != expected:
+            got = [tuple(t.shape) for t in sample]
+            raise ExportError(f"a calibration sample has shapes {got}, expected {expected}")
+
+
+def _first(result: object) -> torch.Tensor:
+    return result[0] if isinstance(result, (tuple, list)) else result  # type: ignore[return-value]
+
+
+def _no_grad(samples: list[Inputs]) -> list[Inputs]:
+    return [tuple(t.detach() for t in sample) for sample in samples]

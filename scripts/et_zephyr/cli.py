@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The `et-export` command line, shared by the console script and `west et-export`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import ExportError
+
+DESCRIPTION = """\
+Export a PyTorch model to an INT8 ExecuTorch program (.pte) for an Arm
+Cortex-M, with CMSIS-NN kernels, and write everything the Zephyr build needs:
+
+  NAME.pte           the program, executed in place from flash
+  NAME.ops.yaml      the operators it calls (selective build: only their kernels are linked)
+  NAME.conf          Kconfig fragment with the arena sizes it needs
+  NAME.json          manifest: inputs/outputs, operators, MACs, memory, versions
+  NAME.vectors.npz   test inputs and the host-reference outputs the device must reproduce
+
+The pipeline: eval mode, BatchNorm folding, channels_last where convolutions
+need it, PT2E quantization with CortexMQuantizer, lowering with
+CortexMPassManager for the target's ISA tier, memory planning, serialization.
+"""
+
+EPILOG = """\
+examples:
+  et-export samples/kws/model.py:kws --target cortex-m55
+  et-export net.py:make_net --target cortex-m33 --calib data.npz -o build/et/net
+  et-export program.pt2 --target cortex-m4 --calib-random 64 --strict
+
+MODEL is 'path/to/file.py:factory', where factory() returns (model,
+example_inputs) or (model, example_inputs, calibration_inputs), or a saved
+torch.export program ('.pt2').
+"""
+
+TARGET_CHOICES = ("m0", "m0plus", "m3", "m4", "m7", "m23", "m33", "m35p", "m55", "m85")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("model", metavar="MODEL", help="file.py:factory or program.pt2")
+    parser.add_argument(
+        "--target",
+        default="cortex-m55",
+        metavar="CPU",
+        help=f"cortex-{{{','.join(TARGET_CHOICES)}}} (default: cortex-m55)",
+    )
+    parser.add_argument(
+        "--isa",
+        choices=("scalar", "dsp", "mve"),
+        help="override the CMSIS-NN ISA tier (default: the best the CPU has)",
+    )
+    parser.add_argument("--name", help="base name of the outputs (default: the model file's stem)")
+    parser.add_argument(
+        "-o", "--output", type=Path, metavar="DIR", help="output folder (default: build/et/NAME)"
+    )
+    calibration = parser.add_mutually_exclusive_group()
+    calibration.add_argument(
+        "--calib",
+        type=Path,
+        metavar="FILE",
+        help=".npy (one input) or .npz (one array per input), samples along axis 0",
+    )
+    calibration.add_argument(
+        "--calib-random",
+        type=int,
+        metavar="N",
+        help="calibrate on N random inputs (accuracy is then meaningless)",
+    )
+    parser.add_argument(
+        "--no-verify",
+        dest="verify",
+        action="store_false",
+        help="skip comparing the INT8 program with the fake-quant and float models",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail if a conv, linear or matmul did not land on a CMSIS-NN kernel",
+    )
+    parser.add_argument(
+        "--vectors", type=int, default=4, metavar="N", help="test vectors to write (default: 4)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the manifest instead of a report"
+    )
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="et-export",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return add_arguments(parser)
+
+
+def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
+    """Export as the arguments say, write the files; return what to print."""
+    from .runtime_quiet import quiet_imports
+
+    with quiet_imports():
+        from .api import ExportOptions, export
+        from .artifacts import check_writable, write_outputs
+        from .progress import calibration_progress
+        from .report import render_report
+
+    if args.vectors < 1:
+        raise ExportError("--vectors must be at least 1")
+    if args.calib_random is not None and args.calib_random < 1:
+        raise ExportError("--calib-random must be at least 1")
+    name = args.name or _model_stem(args.model)
+    out_dir = args.output or Path("build/et") / name
+    check_writable(out_dir)
+    options = ExportOptions(
+        target=_target_name(args.target),
+        isa=args.isa,
+        name=name,
+        calibration_file=args.calib,
+        calib_random=args.calib_random,
+        verify=args.verify,
+        strict=args.strict,
+        vectors=args.vectors,
+        progress=calibration_progress,
+        warn=warn,
+    )
+    with quiet_imports():
+        artifacts = export(args.model, options)
+    write_outputs(artifacts, out_dir)
+    if args.json:
+        return json.dumps(artifacts.manifest, indent=2, sort_keys=True)
+    return render_report(artifacts, out_dir)
+
+
+def _target_name(target: str) -> str:
+    return target if target.startswith("cortex-") else f"cortex-{target}"
+
+
+def _model_stem(model: str) -> str:
+    path = model.rpartition(":")[0] if not model.endswith(".pt2") else model
+    return Path(path or model).stem
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        print(run(args, lambda message: print(f"warning: {message}", file=sys.stderr)))
+    except ExportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Which kernels the firmware can link, and where each operator runs."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import executorch
+import torch
+from executorch.exir.operator.convert import to_out_variant
+from torch.export import ExportedProgram
+from torch.fx import Node
+
+from .errors import ExportError
+
+CORTEX_M = "cortex-m"
+PORTABLE = "portable"
+_PACKAGE = Path(next(iter(executorch.__path__)))
+
+
+@cache
+def available_kernels() -> frozenset[str]:
+    """`namespace::name.overload` of every kernel the module can build."""
+    portable = (_PACKAGE / "kernels/portable/functions.yaml").read_text()
+    cortex_m = (_PACKAGE / "backends/cortex_m/ops/operators.yaml").read_text()
+    names = {f"aten::{name}" for name in re.findall(r"^- op: (\S+)", portable, re.M)}
+    names |= set(re.findall(r"^- func: (cortex_m::[\w.]+)\(", cortex_m, re.M))
+    return frozenset(names)
+
+
+def runs_on(operator: str) -> str:
+    """Where an operator of the .pte runs: CMSIS-NN backed or portable C++."""
+    return CORTEX_M if operator.startswith("cortex_m::") else PORTABLE
+
+
+def out_variant_name(node: Node) -> str | None:
+    """The name the .pte will call this node's operator by, if it has one."""
+    target = getattr(node.target, "_op", node.target)
+    if not isinstance(target, torch._ops.OpOverload):
+        return None
+    try:
+        out, _ = to_out_variant(target)
+    except Exception:
+        return f"{target._schema.name}.{target._schema.overload_name or 'default'}"
+    return f"{out._schema.name}.{out._schema.overload_name}"
+
+
+def check_kernels(program: ExportedProgram) -> None:
+    """Fail, naming the node and its source line, on an operator with no kernel."""
+    available = available_kernels()
+    for node in program.graph_module.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = out_variant_name(node)
+        if name is None or name in available:
+            continue
+        raise ExportError(
+            f"operator {name} (node '{node.name}'{_source_line(node)}) has no Cortex-M "
+            "or portable kernel; express that part of the model with supported operators"
+        )
+
+
+def _source_line(node: Node) -> str:
+    trace = node.meta.get("stack_trace") or ""
+    locations = re.findall(r'File "([^"]+)", line (\d+)', trace)
+    return f", {locations[-1][0]}:{locations[-1][1]}" if locations else ""

@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The export pipeline, one named step per concern, in the order they run.
+
+prepare_model -> capture_graph -> fold_batch_norm -> quantize
+-> to_edge_dialect -> lower_to_cortex_m -> drop_unused_constants
+-> check_kernels -> run_on_host (reference) -> plan_and_serialize
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import torch
+from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
+from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
+from executorch.exir import (
+    EdgeCompileConfig,
+    EdgeProgramManager,
+    ExecutorchBackendConfig,
+    ExecutorchProgramManager,
+    to_edge,
+)
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
+from torch.fx import GraphModule
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
+
+from .errors import ExportError
+from .loading import Inputs
+from .targets import Target
+
+Progress = Callable[[Iterable[Inputs]], Iterable[Inputs]]
+
+_CONVOLUTIONS = {
+    torch.ops.aten.conv2d.default,
+    torch.ops.aten.conv2d.padding,
+    torch.ops.aten.convolution.default,
+}
+_BATCH_NORMS = {
+    torch.ops.aten.batch_norm.default,
+    torch.ops.aten._native_batch_norm_legit_no_training.default,
+}
+# Kept whole through to_edge so the Cortex-M passes can match them (as
+# ExecuTorch's own Cortex-M tests do).
+_PRESERVED_OPS = [
+    torch.ops.aten.linear.default,
+    torch.ops.aten.hardsigmoid.default,
+    torch.ops.aten.hardsigmoid_.default,
+    torch.ops.aten.hardswish.default,
+    torch.ops.aten.hardswish_.default,
+    torch.ops.aten.silu.default,
+]
+
+
+@dataclass
+class Prepared:
+    """The model and its data, in the memory format the kernels want."""
+
+    model: torch.nn.Module
+    example_inputs: Inputs
+    calibration: list[Inputs]
+    channels_last: bool
+
+
+def prepare_model(
+    model: torch.nn.Module, example_inputs: Inputs, calibration: list[Inputs]
+) -> Prepared:
+    """Inference mode, and channels_last when the model convolves.
+
+    The Cortex-M quantizer lowers convolutions only when activations are NHWC;
+    in NCHW it silently leaves them in float on portable kernels.
+    """
+    model = model.eval()
+    if not _has_convolution(capture_graph(model, example_inputs)):
+        return Prepared(model, example_inputs, calibration, channels_last=False)
+    model = model.to(memory_format=torch.channels_last)
+    return Prepared(
+        model,
+        _to_channels_last(example_inputs),
+        [_to_channels_last(sample) for sample in calibration],
+        channels_last=True,
+    )
+
+
+def _has_convolution(graph: GraphModule) -> bool:
+    return any(node.target in _CONVOLUTIONS for node in graph.graph.nodes)
+
+
+def _to_channels_last(inputs: Inputs) -> Inputs:
+    return tuple(
+        t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t for t in inputs
+    )
+
+
+def capture_graph(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
+    """torch.export the model into an ATen graph for PT2E quantization."""
+    try:
+        exported = torch.export.export(model, example_inputs)
+    except Exception as error:
+        raise ExportError(f"torch.export failed: {first_line(error)}") from error
+    # The guards would reject the channels_last strides of later calls.
+    return exported.module(check_guards=False)
+
+
+def fold_batch_norm(graph: GraphModule) -> list[str]:
+    """Fold BatchNorm into the Conv or Linear before it.
+
+    Returns the BatchNorm nodes that could not be folded (not after a Conv or
+    Linear): those stay in float.
+    """
+    _fuse_conv_bn_(graph)
+    _fuse_linear_bn_(graph)
+    return [node.name for node in graph.graph.nodes if node.target in _BATCH_NORMS]
+
+
+def quantize(graph: GraphModule, calibration: list[Inputs], progress: Progress) -> GraphModule:
+    """PT2E post-training quantization with ExecuTorch's CortexMQuantizer."""
+    prepared = prepare_pt2e(graph, CortexMQuantizer())
+    with torch.no_grad():
+        for sample in progress(calibration):
+            prepared(*sample)
+    return convert_pt2e(prepared)
+
+
+def to_edge_dialect(quantized: torch.nn.Module, example_inputs: Inputs) -> EdgeProgramManager:
+    """Re-export the quantized graph and convert it to the Edge dialect."""
+    try:
+        exported = torch.export.export(quantized, example_inputs)
+        return to_edge(
+            exported,
+            compile_config=EdgeCompileConfig(
+                preserve_ops=_PRESERVED_OPS,
+                _check_ir_validity=False,
+                _core_aten_ops_exception_list=[torch.ops.aten.max_pool2d.default],
+            ),
+        )
+    except Exception as error:
+        raise ExportError(f"conversion to the Edge dialect failed: {first_line(error)}") from error
+
+
+def lower_to_cortex_m(edge: EdgeProgramManager, target: Target) -> ExportedProgram:
+    """Replace quantized patterns with cortex_m::* operators for the target's ISA.
+
+    CMSIS-NN scratch buffers are sized here, per ISA tier: a program lowered for
+    one tier must not run on firmware built for another.
+    """
+    manager = CortexMPassManager(edge.exported_program(), target_config=target.config)
+    return manager.transform()
+
+
+def drop_unused_constants(program: ExportedProgram) -> int:
+    """Remove weights no operator reads any more, so they are not serialized.
+
+    Lowering repacks weights (e.g. OIHW to NHWC) and leaves the originals
+    behind. Returns the number of bytes dropped.
+    """
+    graph = program.graph_module.graph
+    placeholders = {node.name: node for node in graph.nodes if node.op == "placeholder"}
+    constant_kinds = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+    dropped = 0
+    for spec in list(program.graph_signature.input_specs):
+        node = placeholders.get(spec.arg.name)
+        if spec.kind not in constant_kinds or node is None or node.users:
+            continue
+        if spec.kind == InputKind.CONSTANT_TENSOR:
+            tensor = program.constants.pop(spec.target)
+        else:
+            tensor = program.state_dict.pop(spec.target)
+        dropped += tensor.numel() * tensor.element_size()
+        program.graph_signature.input_specs.remove(spec)
+        graph.erase_node(node)
+    program.graph_module.recompile()
+    return dropped
+
+
+def run_on_host(program: ExportedProgram, samples: list[Inputs]) -> list[tuple[torch.Tensor, ...]]:
+    """Run the lowered program with the cortex_m ops' host implementations.
+
+    These emulate the CMSIS-NN fixed-point arithmetic, so their outputs are the
+    bytes the device must reproduce.
+    """
+    module = program.module(check_guards=False)
+    outputs = []
+    with torch.no_grad():
+        for sample in samples:
+            result = module(*sample)
+            outputs.append(tuple(result) if isinstance(result, (tuple, list)) else (result,))
+    return outputs
+
+
+def plan_and_serialize(program: ExportedProgram) -> ExecutorchProgramManager:
+    """Memory-plan activations and scratch, then serialize to a .pte.
+
+    Works on a copy: the host reference keeps running the functional graph.
+    """
+    edge = EdgeProgramManager(
+        {"forward": copy.deepcopy(program)},
+        compile_config=EdgeCompileConfig(_check_ir_validity=False),
+    )
+    try:
+        return edge.to_executorch(ExecutorchBackendConfig())
+    except Exception as error:
+        raise ExportError(f"serialization failed: {first_line(error)}") from error
+
+
+def first_line(error: Exception) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__

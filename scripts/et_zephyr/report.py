@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The short human report printed at the end of an export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .artifacts import Artifacts
+from .kernels import CORTEX_M
+
+_PLACES = {CORTEX_M: "Cortex-M", "portable": "portable"}
+
+
+def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
+    manifest = artifacts.manifest
+    target = manifest["target"]
+    lines = [f"et-export: {artifacts.name} for {target['cpu']} ({target['isa'].upper()})"]
+    rows = [("operator", "calls", "MACs", "runs on")]
+    for name, stats in artifacts.stats.items():
+        rows.append((name, str(stats.calls), f"{stats.macs:,}", _PLACES[stats.runs_on]))
+    lines += ["", *_table(rows), ""]
+    macs = manifest["macs"]
+    share = 100.0 * macs["cmsis_nn"] / macs["total"] if macs["total"] else 100.0
+    lines.append(f"MACs on CMSIS-NN   {macs['cmsis_nn']:,} of {macs['total']:,} ({share:.1f} %)")
+    lines.append(f"program            {manifest['pte_bytes']:,} B")
+    memory = manifest["memory"]
+    planned = sum(entry["bytes"] for entry in memory["planned"])
+    lines.append(
+        f"arena              planned {planned:,} B (lower bound "
+        f"{memory['planned_lower_bound']:,} B), method {memory['method_allocator']:,} B, "
+        f"temp {memory['temp_allocator']:,} B"
+    )
+    agreement = manifest["agreement"]
+    if agreement is not None:
+        lines.append(
+            f"agreement          {agreement['samples']} held-out inputs: top-1 "
+            f"{100 * agreement['top1_vs_fake_quant']:.0f} % vs fake-quant, "
+            f"{100 * agreement['top1_vs_float']:.0f} % vs float; largest error "
+            f"{_steps(agreement['max_steps_vs_fake_quant'])} vs fake-quant, "
+            f"{_steps(agreement['max_steps_vs_float'])} vs float"
+        )
+    if out_dir is not None:
+        lines.append(f"written to         {out_dir}/")
+        lines.append("                   " + "  ".join(artifacts.files))
+    return "\n".join(lines)
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for index, row in enumerate(rows):
+        cells = [
+            cell.rjust(width) if 0 < column < 3 else cell.ljust(width)
+            for column, (cell, width) in enumerate(zip(row, widths))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    return lines
+
+
+def _steps(count: float) -> str:
+    return f"{count:g} step" + ("" if count == 1 else "s")

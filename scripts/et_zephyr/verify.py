@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+"""How closely the lowered INT8 program follows the models it came from."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Top-1 agreement and largest error, in output quantization steps."""
+
+    samples: int
+    top1_vs_fake_quant: float
+    top1_vs_float: float
+    max_steps_vs_fake_quant: float
+    max_steps_vs_float: float
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def compare(
+    lowered: list[torch.Tensor],
+    fake_quant: list[torch.Tensor],
+    reference: list[torch.Tensor],
+    output_scale: float | None,
+) -> Agreement:
+    """Compare the first output of each sample across the three models.
+
+    Fixed-point requantization rounds differently from fake-quant near .5, so
+    a step or two of difference is expected; more points at a real problem.
+    """
+    step = output_scale or 1.0
+    return Agreement(
+        samples=len(lowered),
+        top1_vs_fake_quant=_top1(lowered, fake_quant),
+        top1_vs_float=_top1(lowered, reference),
+        max_steps_vs_fake_quant=_max_steps(lowered, fake_quant, step),
+        max_steps_vs_float=_max_steps(lowered, reference, step),
+    )
+
+
+def _top1(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
+    same = sum(
+        bool(torch.equal(x.float().flatten(1).argmax(-1), y.float().flatten(1).argmax(-1)))
+        for x, y in zip(a, b)
+    )
+    return same / len(a) if a else 1.0
+
+
+def _max_steps(a: list[torch.Tensor], b: list[torch.Tensor], step: float) -> float:
+    errors = [((x.float() - y.float()).abs().max() / step).item() for x, y in zip(a, b)]
+    return round(max(errors, default=0.0), 3)
