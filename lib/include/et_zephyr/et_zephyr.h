@@ -1,0 +1,277 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/**
+ * @file
+ * @brief et-zephyr: run an ExecuTorch program (.pte) from flash in static memory.
+ *
+ * The C API of the et-zephyr module. It is callable from C and C++; the
+ * implementation is C++17 built without exceptions, RTTI or heap.
+ *
+ * Typical use (sizes come from the Kconfig fragment et-export writes):
+ *
+ * @code
+ * static uint8_t planned[CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE] __aligned(16);
+ * static uint8_t method[CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE] __aligned(16);
+ * static struct et_zephyr_model model;
+ *
+ * struct et_zephyr_config cfg = {
+ *         .pte = kws_pte, .pte_size = kws_pte_size,
+ *         .planned_arena = planned, .planned_arena_size = sizeof(planned),
+ *         .method_arena = method, .method_arena_size = sizeof(method),
+ * };
+ * if (et_zephyr_init(&model, &cfg) != ET_ZEPHYR_OK) { ... }
+ * for (;;) {
+ *         et_zephyr_set_input(&model, 0, features, sizeof(features));
+ *         et_zephyr_run(&model);
+ *         struct et_zephyr_tensor_info out;
+ *         et_zephyr_output_info(&model, 0, &out);
+ * }
+ * @endcode
+ *
+ * Every function returning `int` returns ::ET_ZEPHYR_OK (0) or a value of
+ * ::et_zephyr_status. Every failure also emits one log line saying what was
+ * wrong and, where it is known, what was needed (for instance the arena size
+ * the model requires).
+ */
+
+#ifndef ET_ZEPHYR_ET_ZEPHYR_H_
+#define ET_ZEPHYR_ET_ZEPHYR_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Highest tensor rank the info structures can describe. */
+#define ET_ZEPHYR_MAX_DIMS 8
+
+#ifndef ET_ZEPHYR_MAX_PLANNED_BUFFERS
+/** Most memory-planned buffers (memory ids >= 1) a method may use. */
+#define ET_ZEPHYR_MAX_PLANNED_BUFFERS 4
+#endif
+
+/** Alignment of every planned buffer carved from the planned arena, and of the .pte. */
+#define ET_ZEPHYR_ALIGNMENT 16
+
+/** Size, in pointer-sized words, of the opaque model storage. */
+#ifndef ET_ZEPHYR_MODEL_STORAGE_WORDS
+#define ET_ZEPHYR_MODEL_STORAGE_WORDS 144
+#endif
+
+/** Status codes. */
+enum et_zephyr_status {
+    ET_ZEPHYR_OK = 0,
+    /** A NULL pointer, an out-of-range index or an inconsistent argument. */
+    ET_ZEPHYR_ERR_INVALID_ARGUMENT = 1,
+    /** The model was not initialized (or its initialization failed). */
+    ET_ZEPHYR_ERR_NOT_INITIALIZED = 2,
+    /** The .pte is not aligned to ::ET_ZEPHYR_ALIGNMENT bytes. */
+    ET_ZEPHYR_ERR_PTE_ALIGNMENT = 3,
+    /** The .pte is truncated, corrupt or not an ExecuTorch program. */
+    ET_ZEPHYR_ERR_INVALID_PROGRAM = 4,
+    /** The program has no method of the requested name. */
+    ET_ZEPHYR_ERR_METHOD_NOT_FOUND = 5,
+    /** The method uses more planned buffers than ::ET_ZEPHYR_MAX_PLANNED_BUFFERS. */
+    ET_ZEPHYR_ERR_TOO_MANY_PLANNED_BUFFERS = 6,
+    /** The planned-memory arena is smaller than the method's planned buffers. */
+    ET_ZEPHYR_ERR_PLANNED_ARENA_TOO_SMALL = 7,
+    /** The method allocator arena ran out while loading the method. */
+    ET_ZEPHYR_ERR_METHOD_ARENA_TOO_SMALL = 8,
+    /** A kernel asked the temp arena for more than it holds. */
+    ET_ZEPHYR_ERR_TEMP_ARENA_TOO_SMALL = 9,
+    /** The program calls an operator no kernel is registered for. */
+    ET_ZEPHYR_ERR_OPERATOR_MISSING = 10,
+    /** An input or output is not a tensor, or an input is not memory planned. */
+    ET_ZEPHYR_ERR_UNSUPPORTED = 11,
+    /** The data given for an input has the wrong byte size. */
+    ET_ZEPHYR_ERR_SIZE_MISMATCH = 12,
+    /** The shape given for an input differs from the method's. */
+    ET_ZEPHYR_ERR_SHAPE_MISMATCH = 13,
+    /** The dtype given for an input differs from the method's. */
+    ET_ZEPHYR_ERR_DTYPE_MISMATCH = 14,
+    /** An input was not set since the previous run (planned memory reuses it). */
+    ET_ZEPHYR_ERR_INPUT_NOT_SET = 15,
+    /** The method failed while executing. */
+    ET_ZEPHYR_ERR_EXECUTION = 16,
+    /** Any other ExecuTorch runtime error (its code is logged). */
+    ET_ZEPHYR_ERR_RUNTIME = 17,
+};
+
+/** Element types; the values are ExecuTorch's ScalarType codes. */
+enum et_zephyr_dtype {
+    ET_ZEPHYR_DTYPE_UINT8 = 0,
+    ET_ZEPHYR_DTYPE_INT8 = 1,
+    ET_ZEPHYR_DTYPE_INT16 = 2,
+    ET_ZEPHYR_DTYPE_INT32 = 3,
+    ET_ZEPHYR_DTYPE_INT64 = 4,
+    ET_ZEPHYR_DTYPE_FLOAT16 = 5,
+    ET_ZEPHYR_DTYPE_FLOAT32 = 6,
+    ET_ZEPHYR_DTYPE_FLOAT64 = 7,
+    ET_ZEPHYR_DTYPE_BOOL = 11,
+};
+
+/** Quantization parameters of one input or output (from the et-export manifest). */
+struct et_zephyr_quant {
+    float scale;
+    int32_t zero_point;
+};
+
+/** Everything et_zephyr_init() needs. Unused members must be zero. */
+struct et_zephyr_config {
+    /** The program, aligned to ::ET_ZEPHYR_ALIGNMENT; it is executed in place, never copied. */
+    const void *pte;
+    size_t pte_size;
+    /** Method to load; NULL means "forward". */
+    const char *method_name;
+    /** Arena for the planned buffers, carved per memory id (each rounded up to 16 bytes). */
+    uint8_t *planned_arena;
+    size_t planned_arena_size;
+    /** Arena for the method's runtime structures (values, tensors, kernel table). */
+    uint8_t *method_arena;
+    size_t method_arena_size;
+    /** Arena for kernels' temporary allocations, reset after each kernel; may be NULL/0. */
+    uint8_t *temp_arena;
+    size_t temp_arena_size;
+    /** Run the flatbuffer verifier on the program (needs the runtime built with verification). */
+    bool verify;
+    /** Optional quantization parameters reported by the info functions (index = input/output). */
+    const struct et_zephyr_quant *input_quant;
+    size_t num_input_quant;
+    const struct et_zephyr_quant *output_quant;
+    size_t num_output_quant;
+};
+
+/** Shape, type and location of one input or output tensor. */
+struct et_zephyr_tensor_info {
+    /** An ::et_zephyr_dtype value (other ScalarType codes are passed through). */
+    int32_t dtype;
+    /** Number of dimensions used in @ref shape. */
+    uint32_t rank;
+    int32_t shape[ET_ZEPHYR_MAX_DIMS];
+    /** Number of elements and bytes. */
+    size_t numel;
+    size_t nbytes;
+    /** Output data (inside the planned arena, valid after a run); NULL for inputs: use
+     * et_zephyr_set_input(). */
+    void *data;
+    /** True when @ref scale and @ref zero_point come from the config. */
+    bool quantized;
+    float scale;
+    int32_t zero_point;
+};
+
+/** Memory a program's method needs, known before initialization. */
+struct et_zephyr_requirements {
+    /** Number of planned buffers (memory ids >= 1). */
+    size_t num_planned_buffers;
+    /** Size of each planned buffer. */
+    size_t planned_buffer_size[ET_ZEPHYR_MAX_PLANNED_BUFFERS];
+    /** Planned arena size needed: the buffers, each rounded up to ::ET_ZEPHYR_ALIGNMENT. */
+    size_t planned_arena_size;
+    size_t num_inputs;
+    size_t num_outputs;
+};
+
+/**
+ * A loaded model. Treat as opaque; allocate statically (or on a stack that
+ * outlives its use). The arenas and the .pte given to et_zephyr_init() must
+ * outlive it too.
+ */
+struct et_zephyr_model {
+    union {
+        void *words[ET_ZEPHYR_MODEL_STORAGE_WORDS];
+        uint64_t align_u64;
+        long double align_ld;
+    } opaque;
+};
+
+/** Name of a status code, e.g. "ET_ZEPHYR_ERR_OPERATOR_MISSING". */
+const char *et_zephyr_status_str(int status);
+
+/**
+ * Read the memory a method of a program needs, without loading it.
+ *
+ * @param pte Program, aligned to ::ET_ZEPHYR_ALIGNMENT.
+ * @param pte_size Its size in bytes.
+ * @param method_name Method name; NULL means "forward".
+ * @param req Filled on success.
+ * @return ::ET_ZEPHYR_OK or an error status.
+ */
+int et_zephyr_get_requirements(const void *pte, size_t pte_size, const char *method_name,
+                               struct et_zephyr_requirements *req);
+
+/**
+ * Initialize the ExecuTorch runtime (once) and load a method of a program.
+ *
+ * Carves the planned arena into one buffer per memory id, builds the method's
+ * structures in the method arena and resolves every operator against the
+ * registered kernels. On failure @p model stays uninitialized and the log says
+ * what was needed: the planned arena size, the least method arena size, the
+ * name of an operator without kernel, ...
+ *
+ * @return ::ET_ZEPHYR_OK or an error status.
+ */
+int et_zephyr_init(struct et_zephyr_model *model, const struct et_zephyr_config *config);
+
+/** Release a model (no memory is freed: the arenas belong to the caller). */
+void et_zephyr_deinit(struct et_zephyr_model *model);
+
+/** Number of inputs of the loaded method (0 if not initialized). */
+size_t et_zephyr_num_inputs(const struct et_zephyr_model *model);
+
+/** Number of outputs of the loaded method (0 if not initialized). */
+size_t et_zephyr_num_outputs(const struct et_zephyr_model *model);
+
+/** Describe input @p index. */
+int et_zephyr_input_info(const struct et_zephyr_model *model, size_t index,
+                         struct et_zephyr_tensor_info *info);
+
+/** Describe output @p index; its data is valid after et_zephyr_run(). */
+int et_zephyr_output_info(const struct et_zephyr_model *model, size_t index,
+                          struct et_zephyr_tensor_info *info);
+
+/**
+ * Copy @p nbytes of @p data into input @p index.
+ *
+ * Every input must be set before every run: planned memory reuses the input
+ * buffers for intermediate values.
+ *
+ * @retval ET_ZEPHYR_ERR_SIZE_MISMATCH @p nbytes differs from the input's size.
+ */
+int et_zephyr_set_input(struct et_zephyr_model *model, size_t index, const void *data,
+                        size_t nbytes);
+
+/**
+ * Like et_zephyr_set_input(), and first check the dtype and shape the caller
+ * believes the input has.
+ *
+ * @retval ET_ZEPHYR_ERR_DTYPE_MISMATCH @p dtype differs.
+ * @retval ET_ZEPHYR_ERR_SHAPE_MISMATCH @p rank or @p shape differ.
+ */
+int et_zephyr_set_input_tensor(struct et_zephyr_model *model, size_t index, int32_t dtype,
+                               const int32_t *shape, size_t rank, const void *data, size_t nbytes);
+
+/**
+ * Execute the method once.
+ *
+ * @retval ET_ZEPHYR_ERR_INPUT_NOT_SET an input was not set since the last run.
+ * @retval ET_ZEPHYR_ERR_EXECUTION a kernel failed.
+ */
+int et_zephyr_run(struct et_zephyr_model *model);
+
+/** Cycles (platform ticks) the last successful et_zephyr_run() took. */
+uint64_t et_zephyr_last_run_cycles(const struct et_zephyr_model *model);
+
+/** Bytes of the method arena used by the loaded method. */
+size_t et_zephyr_method_arena_used(const struct et_zephyr_model *model);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ET_ZEPHYR_ET_ZEPHYR_H_ */

@@ -1,0 +1,111 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * Zephyr port of lib/: the ExecuTorch platform layer (PAL) and the et-zephyr
+ * port hooks. Time comes from the kernel's hardware cycle counter, logs go to
+ * Zephyr's logging subsystem, abort is k_panic(), and the PAL allocator
+ * refuses every request (there is no heap: memory comes from static arenas).
+ */
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include <zephyr/kernel.h>
+#include <zephyr/logging/log.h>
+#include <zephyr/sys/printk.h>
+#include <zephyr/sys/time_units.h>
+#include <zephyr/toolchain.h>
+
+#include <executorch/runtime/platform/platform.h>
+
+#include "et_zephyr_port.h"
+
+LOG_MODULE_REGISTER(et_zephyr, CONFIG_ET_ZEPHYR_LOG_LEVEL);
+
+#ifndef CONFIG_ET_ZEPHYR_LOG_LINE_MAX
+#define CONFIG_ET_ZEPHYR_LOG_LINE_MAX 160
+#endif
+
+extern "C" uint64_t et_zephyr_port_cycles(void) {
+#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+    return k_cycle_get_64();
+#else
+    /* Extend the 32-bit counter; good for intervals shorter than a wrap. */
+    static uint32_t last;
+    static uint64_t high;
+    const uint32_t now = k_cycle_get_32();
+    if (now < last) {
+        high += (uint64_t)1 << 32;
+    }
+    last = now;
+    return high | now;
+#endif
+}
+
+extern "C" void et_zephyr_port_vlog(int level, const char *fmt, va_list args) {
+    char line[CONFIG_ET_ZEPHYR_LOG_LINE_MAX];
+    vsnprintk(line, sizeof(line), fmt, args);
+    switch (level) {
+    case ET_ZEPHYR_LOG_ERROR:
+        LOG_ERR("%s", line);
+        break;
+    case ET_ZEPHYR_LOG_WARNING:
+        LOG_WRN("%s", line);
+        break;
+    case ET_ZEPHYR_LOG_INFO:
+        LOG_INF("%s", line);
+        break;
+    default:
+        LOG_DBG("%s", line);
+        break;
+    }
+}
+
+/* ExecuTorch PAL. */
+
+void et_pal_init(void) {}
+
+ET_NORETURN void et_pal_abort(void) {
+    LOG_ERR("ExecuTorch runtime aborted");
+    k_panic();
+    CODE_UNREACHABLE;
+}
+
+et_timestamp_t et_pal_current_ticks(void) {
+    return et_zephyr_port_cycles();
+}
+
+et_tick_ratio_t et_pal_ticks_to_ns_multiplier(void) {
+    return {NSEC_PER_SEC, (uint64_t)sys_clock_hw_cycles_per_sec()};
+}
+
+void et_pal_emit_log_message(et_timestamp_t timestamp, et_pal_log_level_t level,
+                             const char *filename, const char *function, size_t line,
+                             const char *message, size_t length) {
+    ARG_UNUSED(timestamp);
+    ARG_UNUSED(function);
+    ARG_UNUSED(length);
+    switch (level) {
+    case kError:
+    case kFatal:
+        LOG_ERR("[executorch %s:%u] %s", filename, (unsigned int)line, message);
+        break;
+    case kInfo:
+        LOG_INF("[executorch %s:%u] %s", filename, (unsigned int)line, message);
+        break;
+    default:
+        LOG_DBG("[executorch %s:%u] %s", filename, (unsigned int)line, message);
+        break;
+    }
+}
+
+void *et_pal_allocate(size_t size) {
+    ARG_UNUSED(size);
+    return nullptr;
+}
+
+void et_pal_free(void *ptr) {
+    ARG_UNUSED(ptr);
+}

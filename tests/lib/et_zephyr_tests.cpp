@@ -1,0 +1,434 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * Host tests of lib/ against the ExecuTorch runtime and portable kernels of
+ * the executorch wheel.
+ *
+ * Usage: et_zephyr_tests FIXTURE_DIR TEST_NAME   (ctest runs one test per name)
+ */
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <et_zephyr/et_zephyr.h>
+
+#include "c_api_smoke.h"
+#include "host_port.h"
+#include "pte_reader.h"
+
+namespace {
+
+int g_failures = 0;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);          \
+            ++g_failures;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_RC(expr, want)                                                                       \
+    do {                                                                                           \
+        const int rc_ = (expr);                                                                    \
+        if (rc_ != (want)) {                                                                       \
+            std::fprintf(stderr, "%s:%d: %s returned %s, want %s\n", __FILE__, __LINE__, #expr,    \
+                         et_zephyr_status_str(rc_), et_zephyr_status_str(want));                   \
+            ++g_failures;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_LOG(text)                                                                            \
+    do {                                                                                           \
+        if (!host_log_contains(text)) {                                                            \
+            std::fprintf(stderr, "%s:%d: log lacks \"%s\"; log was:\n%s\n", __FILE__, __LINE__,    \
+                         text, host_log_text());                                                   \
+            ++g_failures;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* A file's bytes at a 16-byte aligned address (plus room to misalign it). */
+class Blob {
+  public:
+    explicit Blob(const std::string &path) {
+        std::ifstream f(path, std::ios::binary);
+        bytes_.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+        if (bytes_.empty()) {
+            std::fprintf(stderr, "cannot read %s\n", path.c_str());
+            std::exit(2);
+        }
+        storage_.resize(bytes_.size() + 64);
+        place(0);
+    }
+    /* Copy the bytes to 16-byte alignment + @p misalign. */
+    void place(size_t misalign) {
+        uintptr_t p = reinterpret_cast<uintptr_t>(storage_.data());
+        p = (p + 15) / 16 * 16 + misalign;
+        data_ = reinterpret_cast<uint8_t *>(p);
+        std::memcpy(data_, bytes_.data(), bytes_.size());
+    }
+    uint8_t *data() { return data_; }
+    size_t size() const { return bytes_.size(); }
+
+  private:
+    std::vector<char> bytes_;
+    std::vector<uint8_t> storage_;
+    uint8_t *data_ = nullptr;
+};
+
+alignas(16) uint8_t g_planned[4096];
+alignas(16) uint8_t g_method[16384];
+alignas(16) uint8_t g_temp[1024];
+et_zephyr_model g_model;
+
+et_zephyr_config config_for(Blob &pte) {
+    et_zephyr_config cfg{};
+    cfg.pte = pte.data();
+    cfg.pte_size = pte.size();
+    cfg.planned_arena = g_planned;
+    cfg.planned_arena_size = sizeof(g_planned);
+    cfg.method_arena = g_method;
+    cfg.method_arena_size = sizeof(g_method);
+    cfg.temp_arena = g_temp;
+    cfg.temp_arena_size = sizeof(g_temp);
+    return cfg;
+}
+
+float affine_relu(float x) {
+    const float y = x * 2.0f + 1.0f;
+    return y > 0.0f ? y : 0.0f;
+}
+
+void test_init_run(const std::string &dir) {
+    Blob pte(dir + "/affine_relu.pte");
+    et_zephyr_requirements req{};
+    CHECK_RC(et_zephyr_get_requirements(pte.data(), pte.size(), nullptr, &req), ET_ZEPHYR_OK);
+    CHECK(req.num_planned_buffers == 1);
+    CHECK(req.planned_buffer_size[0] == 64);
+    CHECK(req.planned_arena_size == 64);
+    CHECK(req.num_inputs == 1 && req.num_outputs == 1);
+
+    et_zephyr_config cfg = config_for(pte);
+    const et_zephyr_quant in_q = {0.5f, -3};
+    cfg.input_quant = &in_q;
+    cfg.num_input_quant = 1;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+    CHECK(et_zephyr_num_inputs(&g_model) == 1);
+    CHECK(et_zephyr_num_outputs(&g_model) == 1);
+    CHECK(et_zephyr_method_arena_used(&g_model) > 0);
+
+    et_zephyr_tensor_info in{};
+    CHECK_RC(et_zephyr_input_info(&g_model, 0, &in), ET_ZEPHYR_OK);
+    CHECK(in.dtype == ET_ZEPHYR_DTYPE_FLOAT32);
+    CHECK(in.rank == 2 && in.shape[0] == 2 && in.shape[1] == 3);
+    CHECK(in.numel == 6 && in.nbytes == 24);
+    CHECK(in.quantized && in.scale == 0.5f && in.zero_point == -3);
+    CHECK(in.data == nullptr);
+    CHECK_RC(et_zephyr_input_info(&g_model, 1, &in), ET_ZEPHYR_ERR_INVALID_ARGUMENT);
+
+    for (int round = 0; round < 3; ++round) {
+        float x[6];
+        for (int i = 0; i < 6; ++i) {
+            x[i] = static_cast<float>(i - 3 + round) * 0.75f;
+        }
+        CHECK_RC(et_zephyr_set_input(&g_model, 0, x, sizeof(x)), ET_ZEPHYR_OK);
+        CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_OK);
+        et_zephyr_tensor_info out{};
+        CHECK_RC(et_zephyr_output_info(&g_model, 0, &out), ET_ZEPHYR_OK);
+        CHECK(out.dtype == ET_ZEPHYR_DTYPE_FLOAT32 && out.rank == 2 && out.numel == 6);
+        CHECK(!out.quantized);
+        CHECK(out.data >= static_cast<void *>(g_planned) &&
+              out.data < static_cast<void *>(g_planned + sizeof(g_planned)));
+        const float *y = static_cast<const float *>(out.data);
+        for (int i = 0; i < 6; ++i) {
+            CHECK(y[i] == affine_relu(x[i]));
+        }
+    }
+    CHECK(et_zephyr_last_run_cycles(&g_model) > 0);
+
+    /* Inputs must be set again before every run. */
+    host_log_clear();
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_ERR_INPUT_NOT_SET);
+    CHECK_LOG("input 0 not set since the last run");
+
+    et_zephyr_deinit(&g_model);
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_ERR_NOT_INITIALIZED);
+    CHECK(et_zephyr_num_inputs(&g_model) == 0);
+}
+
+void test_c_api(const std::string &dir) {
+    Blob pte(dir + "/affine_relu.pte");
+    CHECK(c_api_smoke(pte.data(), pte.size()) == 0);
+}
+
+void test_wrong_input(const std::string &dir) {
+    Blob pte(dir + "/affine_relu.pte");
+    et_zephyr_config cfg = config_for(pte);
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+    float x[6] = {};
+    const int32_t good[2] = {2, 3};
+    const int32_t transposed[2] = {3, 2};
+    const int32_t flat[1] = {6};
+
+    host_log_clear();
+    CHECK_RC(et_zephyr_set_input_tensor(&g_model, 0, ET_ZEPHYR_DTYPE_FLOAT32, transposed, 2, x,
+                                        sizeof(x)),
+             ET_ZEPHYR_ERR_SHAPE_MISMATCH);
+    CHECK_LOG("has shape [2x3]");
+    CHECK_RC(
+        et_zephyr_set_input_tensor(&g_model, 0, ET_ZEPHYR_DTYPE_FLOAT32, flat, 1, x, sizeof(x)),
+        ET_ZEPHYR_ERR_SHAPE_MISMATCH);
+    CHECK_RC(et_zephyr_set_input_tensor(&g_model, 0, ET_ZEPHYR_DTYPE_INT8, good, 2, x, sizeof(x)),
+             ET_ZEPHYR_ERR_DTYPE_MISMATCH);
+    host_log_clear();
+    CHECK_RC(et_zephyr_set_input(&g_model, 0, x, sizeof(x) - 4), ET_ZEPHYR_ERR_SIZE_MISMATCH);
+    CHECK_LOG("takes 24 bytes, 20 given");
+    CHECK_RC(et_zephyr_set_input(&g_model, 1, x, sizeof(x)), ET_ZEPHYR_ERR_INVALID_ARGUMENT);
+    CHECK_RC(et_zephyr_set_input(&g_model, 0, nullptr, sizeof(x)), ET_ZEPHYR_ERR_INVALID_ARGUMENT);
+    /* None of the refused inputs counts as set. */
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_ERR_INPUT_NOT_SET);
+    CHECK_RC(
+        et_zephyr_set_input_tensor(&g_model, 0, ET_ZEPHYR_DTYPE_FLOAT32, good, 2, x, sizeof(x)),
+        ET_ZEPHYR_OK);
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_OK);
+    et_zephyr_deinit(&g_model);
+}
+
+void test_planned_arena_too_small(const std::string &dir) {
+    Blob pte(dir + "/affine_relu.pte");
+    et_zephyr_config cfg = config_for(pte);
+    cfg.planned_arena_size = 48;
+    host_log_clear();
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_PLANNED_ARENA_TOO_SMALL);
+    CHECK_LOG("48 bytes given, 64 bytes needed");
+    CHECK_LOG("CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE=64");
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_ERR_NOT_INITIALIZED);
+
+    /* A misaligned arena needs the padding on top. */
+    cfg.planned_arena = g_planned + 4;
+    cfg.planned_arena_size = 64;
+    host_log_clear();
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_PLANNED_ARENA_TOO_SMALL);
+    CHECK_LOG("76 bytes needed");
+    cfg.planned_arena_size = 76;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+    et_zephyr_deinit(&g_model);
+
+    cfg.planned_arena = nullptr;
+    cfg.planned_arena_size = 0;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_PLANNED_ARENA_TOO_SMALL);
+}
+
+void test_method_arena_too_small(const std::string &dir) {
+    Blob pte(dir + "/affine_relu.pte");
+    et_zephyr_config cfg = config_for(pte);
+    /* The exact need, as an integrator would find it: the smallest arena that loads. */
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+    const size_t used = et_zephyr_method_arena_used(&g_model);
+    et_zephyr_deinit(&g_model);
+    cfg.method_arena_size = used;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+    et_zephyr_deinit(&g_model);
+
+    for (size_t size : {size_t{0}, size_t{64}, used / 2, used - 1}) {
+        cfg.method_arena = size != 0 ? g_method : nullptr;
+        cfg.method_arena_size = size;
+        host_log_clear();
+        CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_METHOD_ARENA_TOO_SMALL);
+        char want[64];
+        std::snprintf(want, sizeof(want), "method arena too small: %zu bytes given", size);
+        CHECK_LOG(want);
+        /* The reported least size is a true lower bound and above what was given. */
+        const char *at = std::strstr(host_log_text(), "at least ");
+        CHECK(at != nullptr);
+        if (at != nullptr) {
+            const size_t least = std::strtoul(at + 9, nullptr, 10);
+            CHECK(least > size && least <= used);
+        }
+    }
+}
+
+void test_invalid_program(const std::string &dir) {
+    Blob pte(dir + "/affine_relu.pte");
+    et_zephyr_config cfg = config_for(pte);
+    const size_t full = pte.size();
+
+    /* Truncation anywhere. */
+    for (size_t cut : {size_t{1}, size_t{7}, size_t{8}, size_t{16}, size_t{31}, size_t{64},
+                       full / 2, full - 16, full - 1}) {
+        cfg.pte_size = cut;
+        host_log_clear();
+        CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_INVALID_PROGRAM);
+        CHECK(std::strlen(host_log_text()) > 0);
+        et_zephyr_requirements req{};
+        CHECK_RC(et_zephyr_get_requirements(pte.data(), cut, nullptr, &req),
+                 ET_ZEPHYR_ERR_INVALID_PROGRAM);
+    }
+    cfg.pte_size = 0;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_INVALID_ARGUMENT);
+    cfg.pte_size = full;
+
+    /* Not a program at all. */
+    std::vector<uint8_t> text(full + 16);
+    uint8_t *aligned =
+        reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(text.data()) + 15) / 16 * 16);
+    std::memset(aligned, 'x', full);
+    cfg.pte = aligned;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_INVALID_PROGRAM);
+
+    /* Wrong identifier. */
+    cfg.pte = pte.data();
+    pte.data()[4] = 'X';
+    host_log_clear();
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_INVALID_PROGRAM);
+    CHECK_LOG("ET12");
+    pte.place(0);
+
+    /* Root offset pointing outside the file. */
+    pte.data()[0] = 0xf0;
+    pte.data()[1] = 0xff;
+    pte.data()[2] = 0xff;
+    pte.data()[3] = 0x7f;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_INVALID_PROGRAM);
+    pte.place(0);
+
+    /* Misaligned program. */
+    pte.place(4);
+    cfg.pte = pte.data();
+    host_log_clear();
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_PTE_ALIGNMENT);
+    CHECK_LOG("must be aligned to 16 bytes");
+    pte.place(0);
+    cfg.pte = pte.data();
+
+    /* Unknown method: the log lists the ones there are. */
+    cfg.method_name = "backward";
+    host_log_clear();
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_METHOD_NOT_FOUND);
+    CHECK_LOG("no method \"backward\"");
+    CHECK_LOG("method \"forward\"");
+    cfg.method_name = nullptr;
+
+    /* The intact program still loads after all that. */
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+    et_zephyr_deinit(&g_model);
+}
+
+void test_corrupt_bytes(const std::string &dir) {
+    /* Every byte of the flatbuffer overwritten in turn, with verification on:
+     * each init returns a status (usually an error) and never crashes. */
+    Blob pte(dir + "/affine_relu.pte");
+    et_zephyr_config cfg = config_for(pte);
+    cfg.verify = true;
+    size_t refused = 0;
+    for (size_t i = 0; i < pte.size(); ++i) {
+        pte.place(0);
+        pte.data()[i] ^= 0xa5;
+        const int rc = et_zephyr_init(&g_model, &cfg);
+        if (rc != ET_ZEPHYR_OK) {
+            ++refused;
+        }
+        et_zephyr_deinit(&g_model);
+    }
+    std::fprintf(stderr, "corrupt_bytes: %zu of %zu corruptions refused\n", refused, pte.size());
+    CHECK(refused > pte.size() / 4);
+}
+
+void test_missing_operator(const std::string &dir) {
+    Blob pte(dir + "/missing_op.pte");
+    et_zephyr_config cfg = config_for(pte);
+    host_log_clear();
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_OPERATOR_MISSING);
+    CHECK_LOG("no kernel registered for \"etz_test::frobnicate.out\"");
+    /* aten::add.out is registered: only the missing one is named. */
+    CHECK(!host_log_contains("\"aten::add.out\""));
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_ERR_NOT_INITIALIZED);
+}
+
+void test_pte_reader(const std::string &dir) {
+    Blob pte(dir + "/affine_relu.pte");
+    et_zephyr::pte::ProgramView view(pte.data(), pte.size());
+    CHECK(view.valid());
+    CHECK(view.num_methods() == 1);
+    CHECK(view.method_name(0) != nullptr && std::strcmp(view.method_name(0), "forward") == 0);
+    CHECK(view.method_name(1) == nullptr);
+    CHECK(!view.method("backward").valid());
+    et_zephyr::pte::MethodView method = view.method("forward");
+    CHECK(method.valid());
+    CHECK(method.num_operators() == 3);
+    const char *want[] = {"aten::mul.out", "aten::add.out", "aten::relu.out"};
+    for (size_t i = 0; i < 3; ++i) {
+        et_zephyr::pte::OperatorName op{};
+        char name[64];
+        CHECK(method.operator_at(i, &op));
+        CHECK(std::strcmp(et_zephyr::pte::format_operator(op, name, sizeof(name)), want[i]) == 0);
+    }
+    et_zephyr::pte::OperatorName op{};
+    CHECK(!method.operator_at(3, &op));
+    char small[6];
+    op.name = "aten::mul";
+    op.overload = "out";
+    CHECK(std::strcmp(et_zephyr::pte::format_operator(op, small, sizeof(small)), "aten:") == 0);
+
+    /* Every prefix is either unreadable or yields in-bounds answers. */
+    for (size_t cut = 0; cut < pte.size(); ++cut) {
+        et_zephyr::pte::ProgramView v(pte.data(), cut);
+        et_zephyr::pte::MethodView mv = v.method("forward");
+        const long n = mv.num_operators();
+        for (long i = 0; i < n; ++i) {
+            et_zephyr::pte::OperatorName o{};
+            if (mv.operator_at(static_cast<size_t>(i), &o)) {
+                CHECK(reinterpret_cast<const uint8_t *>(o.name) >= pte.data() &&
+                      reinterpret_cast<const uint8_t *>(o.name) < pte.data() + cut);
+            }
+        }
+    }
+}
+
+struct Test {
+    const char *name;
+    void (*fn)(const std::string &);
+};
+
+const Test kTests[] = {
+    {"init_run", test_init_run},
+    {"c_api", test_c_api},
+    {"wrong_input", test_wrong_input},
+    {"planned_arena_too_small", test_planned_arena_too_small},
+    {"method_arena_too_small", test_method_arena_too_small},
+    {"invalid_program", test_invalid_program},
+    {"corrupt_bytes", test_corrupt_bytes},
+    {"missing_operator", test_missing_operator},
+    {"pte_reader", test_pte_reader},
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: %s FIXTURE_DIR TEST_NAME|all\n", argv[0]);
+        return 2;
+    }
+    const std::string dir = argv[1];
+    bool ran = false;
+    for (const Test &t : kTests) {
+        if (std::strcmp(argv[2], "all") == 0 || std::strcmp(argv[2], t.name) == 0) {
+            std::fprintf(stderr, "=== %s\n", t.name);
+            t.fn(dir);
+            ran = true;
+        }
+    }
+    if (!ran) {
+        std::fprintf(stderr, "no test named %s\n", argv[2]);
+        return 2;
+    }
+    std::fprintf(stderr, "%s: %d failure(s)\n", argv[2], g_failures);
+    return g_failures == 0 ? 0 : 1;
+}
