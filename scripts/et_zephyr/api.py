@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
 from torch.fx import GraphModule
-from torchao.quantization.pt2e.quantize_pt2e import prepare_qat_pt2e
+from torchao.quantization.pt2e import move_exported_model_to_eval
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
 from . import pipeline
 from .analysis import mac_totals, operator_stats, portable_mac_operators
@@ -27,7 +29,7 @@ from .io_spec import program_io
 from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
 from .memory import arena_sizes, planned_lower_bound
-from .targets import DEFAULT_TARGET, resolve_target
+from .targets import DEFAULT_TARGET, Target, resolve_target
 from .verify import compare
 
 Warn = Callable[[str], None]
@@ -57,8 +59,9 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     target = resolve_target(options.target, options.isa)
     bundle = load_model(model) if isinstance(model, str) else model
     name = options.name or _default_name(model, bundle)
+    _check_example_inputs(bundle)
     calibration, held_out = _split_data(bundle, options)
-    _check_input_shapes(bundle, calibration + held_out)
+    _check_sample_shapes(bundle, calibration + held_out)
 
     prepared = pipeline.prepare_model(bundle.model, bundle.example_inputs, calibration)
     held_out = pipeline.prepare_model(bundle.model, bundle.example_inputs, held_out).calibration
@@ -73,13 +76,14 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
     """A model to fine-tune with quantization-aware training, then `export_qat`.
 
     Uses the same quantizer as `export`, so the trained fake-quant ranges are
-    the ones the Cortex-M kernels get.
+    the ones the Cortex-M kernels get. Feed it channels_last batches when the
+    model convolves (`prepared.meta["channels_last"]` says).
     """
-    prepared = pipeline.prepare_model(model.train(), example_inputs, [])
-    exported = torch.export.export(prepared.model, prepared.example_inputs)
-    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
-
-    return prepare_qat_pt2e(exported.module(check_guards=False), CortexMQuantizer())
+    prepared = pipeline.prepare_model(model, example_inputs, [])
+    graph = pipeline.capture_graph(prepared.model.train(), prepared.example_inputs)
+    qat_model = prepare_qat_pt2e(graph, CortexMQuantizer())
+    qat_model.meta["channels_last"] = prepared.channels_last
+    return qat_model
 
 
 def export_qat(
@@ -88,25 +92,27 @@ def export_qat(
     options: ExportOptions,
     held_out: list[Inputs] | None = None,
 ) -> Artifacts:
-    """Lower a model trained after `prepare_qat` like `export` does."""
-    from torchao.quantization.pt2e import move_exported_model_to_eval
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e
+    """Lower a model trained after `prepare_qat` like `export` does.
 
+    The fake-quant model stands in for the float one in the agreement report:
+    after QAT there is no separate float model.
+    """
     _seed_everything(options.seed)
     target = resolve_target(options.target, options.isa)
-    name = options.name or "model"
-    move_exported_model_to_eval(trained)
     samples = held_out or random_calibration(HELD_OUT_MIN, example_inputs, options.seed + 1)
-    prepared = pipeline.prepare_model(trained, example_inputs, samples)
-    fake_quant = convert_pt2e(trained)
-    return _lower(fake_quant, prepared, prepared.calibration, target, name, options)
+    if trained.meta.get("channels_last"):
+        example_inputs = pipeline.to_channels_last(example_inputs)
+        samples = [pipeline.to_channels_last(sample) for sample in samples]
+    fake_quant = convert_pt2e(move_exported_model_to_eval(trained))
+    prepared = pipeline.Prepared(fake_quant, example_inputs, [], trained.meta["channels_last"])
+    return _lower(fake_quant, prepared, samples, target, options.name or "model", options)
 
 
 def _lower(
     fake_quant: GraphModule,
     prepared: pipeline.Prepared,
     held_out: list[Inputs],
-    target,
+    target: Target,
     name: str,
     options: ExportOptions,
 ) -> Artifacts:
@@ -114,17 +120,18 @@ def _lower(
     lowered = pipeline.lower_to_cortex_m(edge, target)
     pipeline.drop_unused_constants(lowered)
     check_kernels(lowered)
+    io = program_io(lowered)
     vector_inputs = [prepared.example_inputs, *held_out][: options.vectors]
     expected = pipeline.run_on_host(lowered, vector_inputs)
     agreement = None
     if options.verify:
-        inputs, outputs = program_io(lowered)
-        agreement = compare(
-            [o[0] for o in pipeline.run_on_host(lowered, held_out)],
-            [_first(fake_quant(*sample)) for sample in held_out],
-            [_first(prepared.model(*sample)) for sample in _no_grad(held_out)],
-            outputs[0].scale,
-        )
+        with torch.no_grad():
+            agreement = compare(
+                [o[0] for o in pipeline.run_on_host(lowered, held_out)],
+                [_first(fake_quant(*sample)) for sample in held_out],
+                [_first(prepared.model(*sample)) for sample in held_out],
+                io[1][0].scale,
+            )
     program = pipeline.plan_and_serialize(lowered)
     final_graph = program.exported_program().graph_module
     stats = operator_stats(final_graph)
@@ -138,7 +145,7 @@ def _lower(
         name=name,
         target=target,
         program=program,
-        io=program_io(lowered),
+        io=io,
         stats=stats,
         macs=mac_totals(stats),
         arenas=arena_sizes(program.executorch_program.execution_plan[0]),
@@ -184,16 +191,19 @@ def _split_data(bundle: ModelBundle, options: ExportOptions) -> tuple[list[Input
     return samples, synthetic
 
 
-def _check_input_shapes(bundle: ModelBundle, samples: list[Inputs]) -> None:
+def _check_example_inputs(bundle: ModelBundle) -> None:
     """Run the float model once so shape mistakes surface as one clear line."""
     try:
         with torch.no_grad():
-            bundle.model.eval()(*bundle.example_inputs)
+            pipeline.to_inference_mode(bundle.model)(*bundle.example_inputs)
     except Exception as error:
         shapes = ", ".join(str(tuple(t.shape)) for t in bundle.example_inputs)
         raise ExportError(
             f"the model rejects its example inputs of shape {shapes}: {pipeline.first_line(error)}"
         ) from error
+
+
+def _check_sample_shapes(bundle: ModelBundle, samples: list[Inputs]) -> None:
     expected = [tuple(t.shape) for t in bundle.example_inputs]
     for sample in samples:
         if [tuple(t.shape) for t in sample] != expected:
@@ -203,7 +213,3 @@ def _check_input_shapes(bundle: ModelBundle, samples: list[Inputs]) -> None:
 
 def _first(result: object) -> torch.Tensor:
     return result[0] if isinstance(result, (tuple, list)) else result  # type: ignore[return-value]
-
-
-def _no_grad(samples: list[Inputs]) -> list[Inputs]:
-    return [tuple(t.detach() for t in sample) for sample in samples]

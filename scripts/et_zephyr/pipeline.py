@@ -25,6 +25,7 @@ from executorch.exir import (
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.fx import GraphModule
+from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
 
@@ -73,23 +74,33 @@ def prepare_model(
     The Cortex-M quantizer lowers convolutions only when activations are NHWC;
     in NCHW it silently leaves them in float on portable kernels.
     """
-    model = model.eval()
+    model = to_inference_mode(model)
     if not _has_convolution(capture_graph(model, example_inputs)):
         return Prepared(model, example_inputs, calibration, channels_last=False)
     model = model.to(memory_format=torch.channels_last)
     return Prepared(
         model,
-        _to_channels_last(example_inputs),
-        [_to_channels_last(sample) for sample in calibration],
+        to_channels_last(example_inputs),
+        [to_channels_last(sample) for sample in calibration],
         channels_last=True,
     )
+
+
+def to_inference_mode(model: torch.nn.Module) -> torch.nn.Module:
+    """eval(), or for a loaded torch.export program, which refuses eval(), the
+    inference forms of its dropout and BatchNorm."""
+    try:
+        return model.eval()
+    except NotImplementedError:
+        assert isinstance(model, GraphModule)
+        return move_exported_model_to_eval(model)
 
 
 def _has_convolution(graph: GraphModule) -> bool:
     return any(node.target in _CONVOLUTIONS for node in graph.graph.nodes)
 
 
-def _to_channels_last(inputs: Inputs) -> Inputs:
+def to_channels_last(inputs: Inputs) -> Inputs:
     return tuple(
         t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t for t in inputs
     )

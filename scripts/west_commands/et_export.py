@@ -24,6 +24,8 @@ class EtExport(WestCommand):
             "export a PyTorch model to a Cortex-M ExecuTorch program",
             cli.DESCRIPTION,
             accepts_unknown_args=False,
+            # Exporting needs no workspace: it works on a model file anywhere.
+            requires_workspace=False,
         )
 
     def do_add_parser(self, parser_adder) -> argparse.ArgumentParser:  # type: ignore[no-untyped-def]

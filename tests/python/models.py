@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Small models and broken factories the tests export."""
+
+import torch
+from torch import nn
+
+
+class TinyLinear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def _samples(shape: tuple[int, ...], count: int) -> list[tuple[torch.Tensor]]:
+    generator = torch.Generator().manual_seed(0)
+    return [(torch.randn(shape, generator=generator),) for _ in range(count)]
+
+
+def tiny() -> tuple:
+    torch.manual_seed(0)
+    return TinyLinear(), _samples((1, 8), 1)[0], _samples((1, 8), 16)
+
+
+def tiny_without_calibration() -> tuple:
+    torch.manual_seed(0)
+    return TinyLinear(), _samples((1, 8), 1)[0]
+
+
+def wrong_input_shape() -> tuple:
+    return TinyLinear(), (torch.randn(1, 9),), _samples((1, 9), 4)
+
+
+def raising() -> tuple:
+    raise RuntimeError("dataset missing")
+
+
+def not_a_module() -> tuple:
+    return "model", (torch.randn(1, 8),)
+
+
+class Bessel(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.special.i0(x)  # no ExecuTorch kernel implements aten::i0
+
+
+def unsupported_operator() -> tuple:
+    return Bessel(), (torch.randn(1, 8),), _samples((1, 8), 4)
+
+
+class Conv1d(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv1d(4, 8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+def conv1d() -> tuple:
+    torch.manual_seed(0)
+    return Conv1d(), _samples((1, 4, 16), 1)[0], _samples((1, 4, 16), 8)

@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The Python API: factories, exported programs and quantization-aware training."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+from conftest import KWS_MODEL, REPO
+from et_zephyr.api import ExportOptions, export, export_qat, prepare_qat
+from et_zephyr.errors import ExportError
+from et_zephyr.loading import load_model
+
+sys.path.insert(0, str(REPO / "samples/kws"))
+from model import DSCNN, INPUT_SHAPE  # noqa: E402
+
+
+def test_saved_torch_export_program_lowers_like_the_factory(tmp_path) -> None:
+    bundle = load_model(KWS_MODEL)
+    program = torch.export.export(bundle.model.eval(), bundle.example_inputs)
+    torch.export.save(program, tmp_path / "kws.pt2")
+    warnings: list[str] = []
+    options = ExportOptions(target="cortex-m33", calib_random=8, warn=warnings.append)
+    artifacts = export(str(tmp_path / "kws.pt2"), options)
+    assert artifacts.name == "kws"
+    assert artifacts.manifest["macs"]["cmsis_nn"] == artifacts.manifest["macs"]["total"] > 0
+    assert any("random inputs" in warning for warning in warnings)
+
+
+def test_pt2_without_calibration_is_refused(tmp_path) -> None:
+    bundle = load_model(KWS_MODEL)
+    program = torch.export.export(bundle.model.eval(), bundle.example_inputs)
+    torch.export.save(program, tmp_path / "kws.pt2")
+    with pytest.raises(ExportError, match="no calibration data"):
+        export(str(tmp_path / "kws.pt2"), ExportOptions())
+
+
+def test_batch_norm_is_folded_into_the_convolutions() -> None:
+    artifacts = export(KWS_MODEL, ExportOptions(target="cortex-m3", verify=False))
+    assert not any("batch_norm" in op for op in artifacts.manifest["operators"])
+    # 9 convolutions, one bias each: BatchNorm left no extra constants behind.
+    assert artifacts.manifest["pte_bytes"] < 40_000
+
+
+def test_quantization_aware_training_exports_to_cmsis_nn() -> None:
+    torch.manual_seed(0)
+    example = (torch.randn(INPUT_SHAPE) * 8,)
+    prepared = prepare_qat(DSCNN(), example)
+    optimizer = torch.optim.SGD(prepared.parameters(), lr=1e-3)
+    for _ in range(3):
+        batch = torch.randn((4, *INPUT_SHAPE[1:])) * 8
+        batch = batch.contiguous(memory_format=torch.channels_last)
+        loss = prepared(batch).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    artifacts = export_qat(prepared, example, ExportOptions(target="cortex-m55", name="qat"))
+    assert artifacts.manifest["macs"]["cmsis_nn"] == 2_656_768
+    assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 2
