@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""et-export against the plain upstream script flow, on the KWS DS-CNN.
+
+Each flow runs in a fresh interpreter so wall time and peak RSS are its own.
+Prints: wall time, peak RSS, .pte size against the raw bytes of the tensors
+it holds, the planned arena against its lower bound (largest set of
+simultaneously live activations), and where the MACs run.
+
+    python benchmarks/export.py [--target cortex-m55]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+KWS = REPO / "samples/kws/model.py"
+
+
+def measure_ours(target: str) -> dict[str, object]:
+    from et_zephyr.api import ExportOptions, export
+    from et_zephyr.runtime_quiet import quiet_imports
+
+    with quiet_imports():
+        artifacts = export(f"{KWS}:kws", ExportOptions(target=target, name="kws"))
+    pte = artifacts.files["kws.pte"]
+    memory = artifacts.manifest["memory"]
+    return {
+        "pte_bytes": len(pte),
+        "raw_tensor_bytes": _raw_tensor_bytes(pte),
+        "planned_arena": sum(entry["bytes"] for entry in memory["planned"]),
+        "lower_bound": memory["planned_lower_bound"],
+        "macs": artifacts.manifest["macs"],
+    }
+
+
+def measure_upstream(target: str) -> dict[str, object]:
+    """What ExecuTorch's Cortex-M documentation has a user write by hand."""
+    import importlib.util
+
+    import torch
+    from et_zephyr.analysis import mac_totals, operator_stats
+    from et_zephyr.memory import planned_lower_bound
+    from et_zephyr.runtime_quiet import quiet_imports
+
+    with quiet_imports():
+        from executorch.backends.cortex_m.passes.cortex_m_pass_manager import (
+            CortexMPassManager,
+        )
+        from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
+        from executorch.backends.cortex_m.target_config import CortexMTargetConfig
+        from executorch.exir import EdgeCompileConfig, EdgeProgramManager, to_edge
+        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+        spec = importlib.util.spec_from_file_location("kws_model", KWS)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        model, example, calibration = module.kws()
+        model.eval()
+        graph = torch.export.export(model, example).module(check_guards=False)
+        prepared = prepare_pt2e(graph, CortexMQuantizer())
+        for sample in calibration:
+            prepared(*sample)
+        quantized = convert_pt2e(prepared)
+        edge = to_edge(
+            torch.export.export(quantized, example),
+            compile_config=EdgeCompileConfig(
+                preserve_ops=[torch.ops.aten.linear.default], _check_ir_validity=False
+            ),
+        )
+        config = CortexMTargetConfig.from_target_string(target)
+        lowered = CortexMPassManager(edge.exported_program(), target_config=config).transform()
+        program = EdgeProgramManager(
+            {"forward": lowered}, compile_config=EdgeCompileConfig(_check_ir_validity=False)
+        ).to_executorch()
+    pte = bytes(program.buffer)
+    graph = program.exported_program().graph_module
+    plan = program.executorch_program.execution_plan[0]
+    return {
+        "pte_bytes": len(pte),
+        "raw_tensor_bytes": _raw_tensor_bytes(pte),
+        "planned_arena": sum(plan.non_const_buffer_sizes[1:]),
+        "lower_bound": planned_lower_bound(graph),
+        "macs": mac_totals(operator_stats(graph)),
+    }
+
+
+def _raw_tensor_bytes(pte: bytes) -> int:
+    """Bytes of the constant tensors a program serializes, without padding."""
+    import torch
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    from executorch.exir.schema import Tensor
+    from executorch.exir.tensor import get_scalar_type
+
+    plan = deserialize_pte_binary(pte).program.execution_plan[0]
+    total = 0
+    for value in plan.values:
+        tensor = value.val
+        if isinstance(tensor, Tensor) and tensor.data_buffer_idx > 0:
+            count = 1
+            for size in tensor.sizes:
+                count *= size
+            total += count * torch.empty((), dtype=get_scalar_type(tensor.scalar_type)).itemsize
+    return total
+
+
+def run_flow(flow: str, target: str) -> dict[str, object]:
+    """Run one flow in a child interpreter; add its wall time and peak RSS."""
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--flow", flow, "--target", target],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert child.stdout is not None
+    output = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    if status != 0:
+        raise SystemExit(f"the {flow} flow failed (status {status})")
+    figures = json.loads(output)
+    figures["seconds"] = time.perf_counter() - start
+    figures["peak_rss_mib"] = usage.ru_maxrss / 1024
+    return figures
+
+
+def print_table(target: str, flows: dict[str, dict]) -> None:
+    print(f"KWS DS-CNN export for {target}\n")
+    rows = [
+        ("wall time", lambda f: f"{f['seconds']:.1f} s"),
+        ("peak RSS", lambda f: f"{f['peak_rss_mib']:.0f} MiB"),
+        (".pte size", lambda f: f"{f['pte_bytes']:,} B"),
+        ("raw tensor bytes in it", lambda f: f"{f['raw_tensor_bytes']:,} B"),
+        ("planned arena", lambda f: f"{f['planned_arena']:,} B"),
+        ("arena lower bound", lambda f: f"{f['lower_bound']:,} B"),
+        (
+            "MACs on CMSIS-NN",
+            lambda f: f"{f['macs']['cmsis_nn']:,} / {f['macs']['total']:,}",
+        ),
+    ]
+    names = list(flows)
+    width = max(len(label) for label, _ in rows)
+    print(f"{'':{width}}  " + "  ".join(f"{name:>22}" for name in names))
+    for label, cell in rows:
+        print(f"{label:{width}}  " + "  ".join(f"{cell(flows[n]):>22}" for n in names))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", default="cortex-m55")
+    parser.add_argument("--flow", choices=("et-export", "upstream"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.flow == "et-export":
+        print(json.dumps(measure_ours(args.target)))
+    elif args.flow == "upstream":
+        print(json.dumps(measure_upstream(args.target)))
+    else:
+        flows = {flow: run_flow(flow, args.target) for flow in ("et-export", "upstream")}
+        print_table(args.target, flows)
+
+
+if __name__ == "__main__":
+    main()
