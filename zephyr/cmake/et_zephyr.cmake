@@ -1,0 +1,286 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# CMake helpers of the et-zephyr module.
+#
+#   et_zephyr_add_model(<target>
+#       PTE <file.pte> | MODEL <file.py:factory>
+#       [NAME <name>] [OPS <file.ops.yaml>] [MANIFEST <file.json>] [CONF <file.conf>]
+#       [SCHEMAS <file.schemas.yaml>] [EXPORT_ARGS <et-export args>...])
+#
+# embeds a model in <target> (normally `app`): the .pte (16-byte aligned, in
+# CONFIG_ET_ZEPHYR_MODEL_SECTION, executed in place from flash), its arenas and
+# a ready `const struct et_zephyr_config <name>_config` (header <name>_model.h),
+# the kernel registration for exactly the operators it calls, those kernels
+# (Cortex-M wrappers + CMSIS-NN, portable kernels only for the rest) and the
+# kernel registry sized to them.
+#
+# With PTE, the files et-export wrote beside it (<name>.ops.yaml, <name>.json,
+# <name>.conf, <name>.schemas.yaml) are used when present; the build needs
+# neither torch nor executorch then. With MODEL, et-export runs at CMake time
+# for the CPU and ISA tier of the board (from Kconfig), into
+# ${CMAKE_BINARY_DIR}/et/<name>, and again whenever the model file changes.
+
+get_filename_component(_et_zephyr_module_dir ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
+set(ET_ZEPHYR_MODULE_DIR ${_et_zephyr_module_dir} CACHE INTERNAL "et-zephyr module")
+set(ET_ZEPHYR_GEN_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/et_zephyr_gen.py CACHE INTERNAL "generator")
+set(ET_ZEPHYR_SRC_ROOT ${CMAKE_BINARY_DIR}/et_zephyr/src CACHE INTERNAL "<executorch/...> root")
+
+# Where ExecuTorch, CMSIS-NN and flatc are. Override with the cache variables
+# ET_ZEPHYR_EXECUTORCH_DIR, ET_ZEPHYR_CMSIS_NN_DIR and ET_ZEPHYR_FLATC.
+function(et_zephyr_locate_sources)
+  set(_west_top ${ZEPHYR_BASE}/..)
+  if(NOT ET_ZEPHYR_EXECUTORCH_DIR)
+    if(ZEPHYR_EXECUTORCH_MODULE_DIR)
+      set(_dir ${ZEPHYR_EXECUTORCH_MODULE_DIR})
+    else()
+      set(_dir ${_west_top}/modules/lib/executorch)
+    endif()
+    set(ET_ZEPHYR_EXECUTORCH_DIR ${_dir} CACHE PATH "ExecuTorch source tree (v1.4.1)")
+  endif()
+  if(NOT EXISTS ${ET_ZEPHYR_EXECUTORCH_DIR}/runtime/executor/method.cpp)
+    message(FATAL_ERROR "et-zephyr: no ExecuTorch sources at ${ET_ZEPHYR_EXECUTORCH_DIR} "
+                        "(west update, or set ET_ZEPHYR_EXECUTORCH_DIR)")
+  endif()
+  if(NOT ET_ZEPHYR_CMSIS_NN_DIR)
+    if(ZEPHYR_CMSIS_NN_MODULE_DIR)
+      set(_dir ${ZEPHYR_CMSIS_NN_MODULE_DIR})
+    else()
+      set(_dir ${_west_top}/modules/lib/cmsis-nn)
+    endif()
+    set(ET_ZEPHYR_CMSIS_NN_DIR ${_dir} CACHE PATH "CMSIS-NN source tree")
+  endif()
+  if(NOT ET_ZEPHYR_FLATC)
+    execute_process(
+      COMMAND ${PYTHON_EXECUTABLE} -c
+              "import executorch, os; print(os.path.join(list(executorch.__path__)[0], 'data', 'bin', 'flatc'))"
+      OUTPUT_VARIABLE _flatc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)
+    if(NOT _rc EQUAL 0 OR NOT EXISTS "${_flatc}")
+      find_program(_flatc flatc)
+    endif()
+    if(NOT _flatc)
+      message(FATAL_ERROR "et-zephyr: no flatc (install the executorch wheel, which ships one, "
+                          "or set ET_ZEPHYR_FLATC)")
+    endif()
+    set(ET_ZEPHYR_FLATC ${_flatc} CACHE FILEPATH "flatc (24.3.25, from the executorch wheel)")
+  endif()
+  # ExecuTorch's sources include <executorch/...>: expose the tree under that name.
+  set(_root ${ET_ZEPHYR_SRC_ROOT})
+  if(NOT EXISTS ${_root}/executorch)
+    file(MAKE_DIRECTORY ${_root})
+    file(CREATE_LINK ${ET_ZEPHYR_EXECUTORCH_DIR} ${_root}/executorch SYMBOLIC)
+  endif()
+  message(STATUS "et-zephyr: ExecuTorch ${ET_ZEPHYR_EXECUTORCH_DIR}, CMSIS-NN "
+                 "${ET_ZEPHYR_CMSIS_NN_DIR}, flatc ${ET_ZEPHYR_FLATC}")
+endfunction()
+
+# Include paths, definitions and warning exceptions for code using ExecuTorch.
+# ExecuTorch and CMSIS-NN are third-party code: their warnings are silenced
+# here, on these targets only, so that the application still builds with
+# CONFIG_COMPILER_WARNINGS_AS_ERRORS (twister).
+function(et_zephyr_executorch_flags target)
+  set(_et ${ET_ZEPHYR_EXECUTORCH_DIR})
+  target_include_directories(
+    ${target} SYSTEM PRIVATE ${ET_ZEPHYR_SRC_ROOT} ${CMAKE_BINARY_DIR}/et_zephyr/include
+    ${_et}/runtime/core/portable_type/c10 ${_et}/third-party/flatbuffers/include)
+  if(CONFIG_ET_ZEPHYR_RUNTIME_LOG)
+    set(_log 1)
+  else()
+    set(_log 0)
+  endif()
+  if(CONFIG_ET_ZEPHYR_VERIFY_PROGRAM)
+    set(_verify 1)
+  else()
+    set(_verify 0)
+  endif()
+  target_compile_definitions(
+    ${target} PRIVATE C10_USING_CUSTOM_GENERATED_MACROS ET_LOG_ENABLED=${_log}
+                      ET_ENABLE_PROGRAM_VERIFICATION=${_verify} FLATBUFFERS_MAX_ALIGNMENT=1024)
+  if(CONFIG_ET_ZEPHYR_PROFILING)
+    target_compile_definitions(${target} PRIVATE ET_EVENT_TRACER_ENABLED)
+  endif()
+  target_compile_options(
+    ${target}
+    PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti -Wno-deprecated-declarations>
+            -Wno-unused-parameter -Wno-unused-variable -Wno-unused-function
+            -Wno-sign-compare -Wno-missing-field-initializers -Wno-shadow
+            -Wno-double-promotion -Wno-error)
+endfunction()
+
+# cortex-mXX of the board's CPU, from Kconfig.
+function(et_zephyr_cpu out_var)
+  foreach(_cpu m0plus m0 m3 m4 m7 m23 m33 m52 m55 m85)
+    string(TOUPPER ${_cpu} _upper)
+    if(CONFIG_CPU_CORTEX_${_upper})
+      set(${out_var} cortex-${_cpu} PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  message(FATAL_ERROR "et-zephyr: the board's CPU is not a Cortex-M et-zephyr knows")
+endfunction()
+
+# Compile options that hold CMSIS-NN to the Kconfig ISA tier on a core that has more.
+function(et_zephyr_isa_options out_var)
+  set(_opts)
+  if(CONFIG_ET_ZEPHYR_ISA_SCALAR)
+    list(APPEND _opts -U__ARM_FEATURE_DSP -U__ARM_FEATURE_MVE)
+  elseif(CONFIG_ET_ZEPHYR_ISA_DSP)
+    list(APPEND _opts -U__ARM_FEATURE_MVE)
+  endif()
+  set(${out_var} ${_opts} PARENT_SCOPE)
+endfunction()
+
+function(et_zephyr_add_model target)
+  cmake_parse_arguments(ARG "" "PTE;MODEL;NAME;OPS;MANIFEST;CONF;SCHEMAS" "EXPORT_ARGS" ${ARGN})
+  get_property(_done GLOBAL PROPERTY ET_ZEPHYR_MODEL_ADDED)
+  if(_done)
+    message(FATAL_ERROR "et-zephyr: et_zephyr_add_model() supports one model per firmware")
+  endif()
+  set_property(GLOBAL PROPERTY ET_ZEPHYR_MODEL_ADDED TRUE)
+  if((ARG_PTE AND ARG_MODEL) OR (NOT ARG_PTE AND NOT ARG_MODEL))
+    message(FATAL_ERROR "et_zephyr_add_model(${target}): give exactly one of PTE or MODEL")
+  endif()
+
+  et_zephyr_cpu(_cpu)
+  set(_isa ${CONFIG_ET_ZEPHYR_ISA})
+
+  if(ARG_MODEL)
+    string(REGEX REPLACE ":[^:/]*$" "" _model_file "${ARG_MODEL}")
+    get_filename_component(_model_file ${_model_file} ABSOLUTE)
+    if(NOT EXISTS ${_model_file})
+      message(FATAL_ERROR "et_zephyr_add_model(${target}): no model file ${_model_file}")
+    endif()
+    if(NOT ARG_NAME)
+      get_filename_component(ARG_NAME ${_model_file} NAME_WE)
+    endif()
+    set(_export_dir ${CMAKE_BINARY_DIR}/et/${ARG_NAME})
+    set(_pte ${_export_dir}/${ARG_NAME}.pte)
+    string(REGEX REPLACE "^([^:]*)" "${_model_file}" _model_arg "${ARG_MODEL}")
+    set(_stamp ${_export_dir}/.et_zephyr_export_args)
+    set(_args "${_model_arg};--target;${_cpu};--isa;${_isa};${ARG_EXPORT_ARGS}")
+    set(_old_args "")
+    if(EXISTS ${_stamp})
+      file(READ ${_stamp} _old_args)
+    endif()
+    if(NOT EXISTS ${_pte} OR ${_model_file} IS_NEWER_THAN ${_pte} OR NOT _old_args STREQUAL _args)
+      message(STATUS "et-zephyr: et-export ${ARG_MODEL} --target ${_cpu} --isa ${_isa}")
+      execute_process(
+        COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${ET_ZEPHYR_MODULE_DIR}/scripts"
+                ${PYTHON_EXECUTABLE} -c "import sys; from et_zephyr.cli import main; sys.exit(main())"
+                ${_model_arg} --target ${_cpu} --isa ${_isa} -o ${_export_dir} --name ${ARG_NAME}
+                ${ARG_EXPORT_ARGS}
+        RESULT_VARIABLE _rc)
+      if(NOT _rc EQUAL 0)
+        message(FATAL_ERROR "et-zephyr: et-export failed for ${ARG_MODEL}")
+      endif()
+      file(WRITE ${_stamp} "${_args}")
+    endif()
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_model_file})
+  else()
+    get_filename_component(_pte ${ARG_PTE} ABSOLUTE)
+    if(NOT EXISTS ${_pte})
+      message(FATAL_ERROR "et_zephyr_add_model(${target}): no file ${_pte}")
+    endif()
+    if(NOT ARG_NAME)
+      get_filename_component(ARG_NAME ${_pte} NAME_WE)
+    endif()
+  endif()
+  if(NOT ARG_NAME MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "et_zephyr_add_model(${target}): NAME '${ARG_NAME}' must be a C identifier")
+  endif()
+
+  # Files et-export writes beside the .pte, unless given explicitly.
+  get_filename_component(_dir ${_pte} DIRECTORY)
+  get_filename_component(_stem ${_pte} NAME_WE)
+  foreach(_kind OPS:ops.yaml MANIFEST:json CONF:conf SCHEMAS:schemas.yaml)
+    string(REPLACE ":" ";" _kv ${_kind})
+    list(GET _kv 0 _key)
+    list(GET _kv 1 _ext)
+    if(ARG_${_key})
+      get_filename_component(ARG_${_key} ${ARG_${_key}} ABSOLUTE)
+    elseif(EXISTS ${_dir}/${_stem}.${_ext})
+      set(ARG_${_key} ${_dir}/${_stem}.${_ext})
+    endif()
+  endforeach()
+
+  set(_out ${CMAKE_BINARY_DIR}/et_zephyr/model/${ARG_NAME})
+  set(_gen_args --pte ${_pte} --name ${ARG_NAME} --executorch-dir ${ET_ZEPHYR_EXECUTORCH_DIR}
+                --out-dir ${_out} --isa ${_isa} --cpu ${_cpu})
+  set(_inputs ${_pte} ${ET_ZEPHYR_GEN_SCRIPT})
+  foreach(_key OPS MANIFEST CONF SCHEMAS)
+    if(ARG_${_key})
+      string(TOLOWER ${_key} _opt)
+      if(_key STREQUAL "OPS")
+        set(_opt ops-yaml)
+      endif()
+      list(APPEND _gen_args --${_opt} ${ARG_${_key}})
+      list(APPEND _inputs ${ARG_${_key}})
+    endif()
+  endforeach()
+  foreach(_flag CORTEX_M_KERNELS:cortex-m PORTABLE_KERNELS:portable PROFILING:profiling
+                VERIFY_PROGRAM:verify)
+    string(REPLACE ":" ";" _kv ${_flag})
+    list(GET _kv 0 _sym)
+    list(GET _kv 1 _opt)
+    if(CONFIG_ET_ZEPHYR_${_sym})
+      list(APPEND _gen_args --${_opt} 1)
+    else()
+      list(APPEND _gen_args --${_opt} 0)
+    endif()
+  endforeach()
+  list(APPEND _gen_args
+       "--model-section=${CONFIG_ET_ZEPHYR_MODEL_SECTION}"
+       "--arena-section=${CONFIG_ET_ZEPHYR_ARENA_SECTION}"
+       --planned-arena ${CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE}
+       --method-arena ${CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE}
+       --temp-arena ${CONFIG_ET_ZEPHYR_TEMP_ARENA_SIZE}
+       --kernel-slots ${CONFIG_ET_ZEPHYR_KERNEL_SLOTS})
+  execute_process(COMMAND ${PYTHON_EXECUTABLE} ${ET_ZEPHYR_GEN_SCRIPT} ${_gen_args}
+                  RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "et-zephyr: cannot build model ${ARG_NAME} (see above)")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_inputs})
+  include(${_out}/et_zephyr_sources.cmake)
+
+  # Model, registration and kernels: an object library whose objects land in
+  # <target>; the linker's section GC drops what the model does not reach.
+  set(_lib et_zephyr_model_${ARG_NAME})
+  add_library(${_lib} OBJECT
+    ${_out}/${ARG_NAME}_model.c ${_out}/${ARG_NAME}_pte.S ${_out}/et_zephyr_registration.cpp
+    ${ET_ZEPHYR_EXECUTORCH_DIR}/runtime/kernel/operator_registry.cpp
+    ${ET_ZEPHYR_CORTEX_M_SOURCES} ${ET_ZEPHYR_PORTABLE_SOURCES} ${ET_ZEPHYR_PRIM_SOURCES})
+  target_link_libraries(${_lib} PRIVATE zephyr_interface)
+  add_dependencies(${_lib} et_zephyr_schema)
+  et_zephyr_executorch_flags(${_lib})
+  target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_MODULE_DIR}/lib/include ${_out})
+  set_source_files_properties(${_out}/${ARG_NAME}_pte.S PROPERTIES OBJECT_DEPENDS ${_pte})
+  set_source_files_properties(
+    ${ET_ZEPHYR_EXECUTORCH_DIR}/runtime/kernel/operator_registry.cpp
+    PROPERTIES COMPILE_OPTIONS "-include;${_out}/et_zephyr_kernel_slots.h"
+               OBJECT_DEPENDS ${_out}/et_zephyr_kernel_slots.h)
+  target_include_directories(${target} PRIVATE ${_out})
+  target_link_libraries(${target} PRIVATE ${_lib})
+
+  if(ET_ZEPHYR_CORTEX_M_SOURCES)
+    if(NOT EXISTS ${ET_ZEPHYR_CMSIS_NN_DIR}/Include/arm_nnfunctions.h)
+      message(FATAL_ERROR "et-zephyr: no CMSIS-NN at ${ET_ZEPHYR_CMSIS_NN_DIR} (west update, "
+                          "or set ET_ZEPHYR_CMSIS_NN_DIR)")
+    endif()
+    et_zephyr_isa_options(_isa_opts)
+    file(GLOB_RECURSE _nn_srcs ${ET_ZEPHYR_CMSIS_NN_DIR}/Source/*.c)
+    list(FILTER _nn_srcs EXCLUDE REGEX "/Source/Bindings/|_f16\\.c$|_f32\\.c$")
+    add_library(et_zephyr_cmsis_nn OBJECT ${_nn_srcs})
+    target_link_libraries(et_zephyr_cmsis_nn PRIVATE zephyr_interface)
+    target_include_directories(et_zephyr_cmsis_nn PUBLIC ${ET_ZEPHYR_CMSIS_NN_DIR}/Include)
+    target_compile_definitions(et_zephyr_cmsis_nn PUBLIC ARM_NN_ENABLE_F32=0 ARM_NN_ENABLE_F16=0)
+    target_compile_options(et_zephyr_cmsis_nn PRIVATE ${_isa_opts} -Wno-unused-parameter
+                           -Wno-sign-compare -Wno-double-promotion -Wno-error)
+    target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_CMSIS_NN_DIR}/Include)
+    target_compile_definitions(${_lib} PRIVATE ARM_NN_ENABLE_F32=0 ARM_NN_ENABLE_F16=0)
+    set_source_files_properties(${ET_ZEPHYR_CORTEX_M_SOURCES} PROPERTIES COMPILE_OPTIONS
+                                                                      "${_isa_opts}")
+    target_link_libraries(${target} PRIVATE et_zephyr_cmsis_nn)
+  endif()
+  message(STATUS "et-zephyr: model ${ARG_NAME} (${_cpu}, ISA ${_isa}): ${ET_ZEPHYR_KERNEL_COUNT} "
+                 "kernel(s)")
+endfunction()

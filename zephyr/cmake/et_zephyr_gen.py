@@ -1,0 +1,661 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Build-time generator of the et-zephyr Zephyr module.
+
+From a model's .pte (and, when et-export wrote them, its NAME.ops.yaml,
+NAME.json manifest and NAME.conf Kconfig fragment) it writes:
+
+  et_zephyr_registration.cpp  kernel registration for exactly the model's operators
+  et_zephyr_kernel_slots.h    MAX_KERNEL_NUM for ExecuTorch's kernel registry
+  NAME_pte.S                  the .pte, 16-byte aligned, in the configured section
+  NAME_model.c / NAME_model.h the arenas and a ready et_zephyr_config
+  et_zephyr_sources.cmake     the ExecuTorch kernel sources to compile
+
+It needs only the Python standard library and PyYAML (both part of any
+Zephyr build); operator schemas come from ExecuTorch's YAML files, from a
+NAME.schemas.yaml written by et-export, or from torch when it is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import struct
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+
+class GenError(Exception):
+    """A problem the user has to fix; printed without a traceback."""
+
+
+# --------------------------------------------------------------------------
+# .pte reading (flatbuffer, schema/program.fbs)
+
+
+def _u32(buf: bytes, pos: int) -> int:
+    if pos < 0 or pos + 4 > len(buf):
+        raise GenError("truncated .pte")
+    return struct.unpack_from("<I", buf, pos)[0]
+
+
+def _field(buf: bytes, table: int, slot: int) -> int:
+    vtable = table - struct.unpack_from("<i", buf, table)[0]
+    vt_size = struct.unpack_from("<H", buf, vtable)[0]
+    entry = 4 + 2 * slot
+    if entry + 2 > vt_size:
+        return 0
+    off = struct.unpack_from("<H", buf, vtable + entry)[0]
+    return table + off if off else 0
+
+
+def _ref(buf: bytes, table: int, slot: int) -> int:
+    pos = _field(buf, table, slot)
+    return pos + _u32(buf, pos) if pos else 0
+
+
+def _vector(buf: bytes, vec: int) -> list[int]:
+    if not vec:
+        return []
+    n = _u32(buf, vec)
+    return [vec + 4 + 4 * i + _u32(buf, vec + 4 + 4 * i) for i in range(n)]
+
+
+def _string(buf: bytes, pos: int) -> str:
+    if not pos:
+        return ""
+    n = _u32(buf, pos)
+    return buf[pos + 4 : pos + 4 + n].decode()
+
+
+def read_pte(path: Path, method: str = "forward") -> tuple[list[str], list[int]]:
+    """Operators ("ns::name.overload") and planned buffer sizes (ids >= 1) of a method."""
+    buf = path.read_bytes()
+    if len(buf) < 8 or buf[4:8] != b"ET12":
+        raise GenError(f"{path}: not an ExecuTorch program (no ET12 identifier)")
+    root = _u32(buf, 0)
+    for plan in _vector(buf, _ref(buf, root, 1)):
+        if _string(buf, _ref(buf, plan, 0)) != method:
+            continue
+        ops = []
+        for op in _vector(buf, _ref(buf, plan, 6)):
+            name = _string(buf, _ref(buf, op, 0))
+            overload = _string(buf, _ref(buf, op, 1))
+            ops.append(f"{name}.{overload}" if overload else name)
+        sizes_vec = _ref(buf, plan, 8)
+        sizes = []
+        if sizes_vec:
+            n = _u32(buf, sizes_vec)
+            sizes = list(struct.unpack_from(f"<{n}q", buf, sizes_vec + 4))
+        return ops, sizes[1:]
+    raise GenError(f"{path}: no method {method!r}")
+
+
+# --------------------------------------------------------------------------
+# Operator schemas and C++ unboxing
+
+
+@dataclass
+class Arg:
+    name: str
+    type: str
+
+
+@dataclass
+class Op:
+    name: str  # ns::name.overload
+    schema: str
+    kernel: str  # C++ function, e.g. torch::executor::native::add_out
+    args: list[Arg] = field(default_factory=list)
+    returns: list[str] = field(default_factory=list)
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def parse_schema(schema: str) -> tuple[list[Arg], list[str]]:
+    m = re.match(r"^\s*([\w:.]+)\((.*)\)\s*->\s*(.*)$", schema)
+    if not m:
+        raise GenError(f"cannot parse schema {schema!r}")
+    args = []
+    for part in _split_top(m.group(2)):
+        if part == "*":
+            continue
+        part = part.split("=", 1)[0].strip()
+        typ, name = part.rsplit(" ", 1)
+        args.append(Arg(name=name, type=typ.strip()))
+    ret = m.group(3).strip()
+    if ret.startswith("(") and ret.endswith(")"):
+        ret = ret[1:-1]
+    returns = [r.strip().split(" ")[0] for r in _split_top(ret)] if ret else []
+    return args, returns
+
+
+T = "torch::executor::"
+R = "::executorch::ET_RUNTIME_NAMESPACE::"
+
+# schema base type -> (C++ value type, EValue conversion)
+_BASE = {
+    "int": ("int64_t", "to<int64_t>()"),
+    "SymInt": ("int64_t", "to<int64_t>()"),
+    "float": ("double", "to<double>()"),
+    "bool": ("bool", "to<bool>()"),
+    "ScalarType": (T + "ScalarType", "to<" + T + "ScalarType>()"),
+    "MemoryFormat": (T + "MemoryFormat", "to<" + T + "MemoryFormat>()"),
+    "Layout": (T + "Layout", "to<" + T + "Layout>()"),
+    "Device": (T + "Device", "to<" + T + "Device>()"),
+}
+_LIST = {
+    "int": (T + "ArrayRef<int64_t>", "toIntList()"),
+    "SymInt": (T + "ArrayRef<int64_t>", "toIntList()"),
+    "float": (T + "ArrayRef<double>", "toDoubleList()"),
+    "bool": (T + "ArrayRef<bool>", "toBoolList()"),
+    "Tensor": (T + "ArrayRef<" + T + "Tensor>", "toTensorList()"),
+    "Tensor?": (T + "ArrayRef<std::optional<" + T + "Tensor>>", "toListOptionalTensor()"),
+}
+
+
+def cpp_arg(typ: str) -> tuple[str, str]:
+    """(C++ parameter type, conversion expression suffix for an EValue)."""
+    mutable = "!" in typ
+    base = re.sub(r"\([^)]*\)", "", typ).strip()
+    m = re.match(r"^(\w+\??)\[\d*\](\??)$", base)
+    if m:
+        elem, opt = m.group(1), m.group(2)
+        if elem not in _LIST:
+            raise GenError(f"unsupported list type {typ!r}")
+        cpp, conv = _LIST[elem]
+        if opt:
+            return f"std::optional<{cpp}>", f"toOptional<{cpp}>()"
+        return cpp, conv
+    optional = base.endswith("?")
+    base = base.rstrip("?")
+    if base == "Tensor":
+        if optional:
+            return f"const std::optional<{T}Tensor> &", f"toOptional<{T}Tensor>()"
+        if mutable:
+            return f"{T}Tensor &", f"to<{T}Tensor>()"
+        return f"const {T}Tensor &", f"to<{T}Tensor>()"
+    if base == "Scalar":
+        if optional:
+            return f"const std::optional<{T}Scalar> &", f"toOptional<{T}Scalar>()"
+        return f"const {T}Scalar &", f"to<{T}Scalar>()"
+    if base not in _BASE:
+        raise GenError(f"unsupported argument type {typ!r}")
+    cpp, conv = _BASE[base]
+    if optional:
+        return f"std::optional<{cpp}>", f"toOptional<{cpp}>()"
+    return cpp, conv
+
+
+def cpp_return(returns: list[str]) -> str:
+    if not returns:
+        return "void"
+    types = []
+    for r in returns:
+        if not r.startswith("Tensor"):
+            raise GenError(f"unsupported return type {r!r}")
+        types.append(f"{T}Tensor &")
+    return types[0] if len(types) == 1 else f"std::tuple<{', '.join(types)}>"
+
+
+def native_name(kernel_name: str) -> str:
+    """torch::executor::add_out -> torch::executor::native::add_out (ExecuTorch convention)."""
+    ns, _, fn = kernel_name.rpartition("::")
+    return f"{ns}::native::{fn}" if ns else f"native::{fn}"
+
+
+def load_schemas(
+    functions_yaml: list[Path], extra_schemas: Path | None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """op name -> schema, op name -> kernel C++ name (from ExecuTorch's YAML)."""
+    schemas: dict[str, str] = {}
+    kernels: dict[str, str] = {}
+    for path in functions_yaml:
+        for entry in yaml.safe_load(path.read_text()) or []:
+            if "func" in entry:
+                schema = entry["func"]
+                name = schema.split("(", 1)[0]
+                if "::" not in name:
+                    name = "aten::" + name
+                schemas[name] = schema
+            elif "op" in entry:
+                name = entry["op"] if "::" in entry["op"] else "aten::" + entry["op"]
+            else:
+                continue
+            for k in entry.get("kernels") or []:
+                if k.get("arg_meta") is None and "kernel_name" in k:
+                    kernels[name] = k["kernel_name"]
+    if extra_schemas is not None and extra_schemas.exists():
+        for name, schema in (yaml.safe_load(extra_schemas.read_text()) or {}).items():
+            schemas.setdefault(name, schema)
+    return schemas, kernels
+
+
+def schema_from_torch(names: list[str]) -> dict[str, str]:
+    try:
+        import torch  # noqa: PLC0415  (optional, only when no schema file exists)
+    except ImportError:
+        return {}
+    out = {}
+    for name in names:
+        ns, rest = name.split("::", 1)
+        base, _, overload = rest.partition(".")
+        try:
+            packet = getattr(getattr(torch.ops, ns), base)
+            out[name] = str(getattr(packet, overload or "default")._schema)
+        except (AttributeError, RuntimeError):
+            continue
+    return out
+
+
+def generate_registration(ops: list[Op], profiling: bool) -> str:
+    decls: dict[str, list[str]] = {}
+    bodies = []
+    for op in ops:
+        params, convs = [], []
+        for i, a in enumerate(op.args):
+            cpp, conv = cpp_arg(a.type)
+            params.append(cpp)
+            convs.append(f"        auto &&a{i} = stack[{i}]->{conv};")
+        ns, _, fn = op.kernel.rpartition("::")
+        sig = f"{cpp_return(op.returns)} {fn}({T}KernelRuntimeContext &, {', '.join(params)});"
+        decls.setdefault(ns, []).append(sig)
+        n_stack = len(op.args) + len(op.returns)
+        call_args = ", ".join(["context"] + [f"a{i}" for i in range(len(op.args))])
+        scope = (
+            f'        {T}internal::EventTracerProfileOpScope scope(\n'
+            f'            context.internal_event_tracer(), "{op.name}");\n'
+            if profiling
+            else ""
+        )
+        bodies.append(
+            f'    {R}Kernel(\n'
+            f'        "{op.name}",\n'
+            f"        []({T}KernelRuntimeContext &context, {T}Span<{T}EValue *> stack) {{\n"
+            f"        if (stack.size() != {n_stack}) {{\n"
+            f"            context.fail({T}Error::InvalidProgram);\n"
+            f"            return;\n"
+            f"        }}\n" + "\n".join(convs) + "\n" + scope + f"        {op.kernel}({call_args});\n"
+            f"    }}),"
+        )
+    out = [
+        "// SPDX-License-Identifier: Apache-2.0",
+        "// Generated by et-zephyr (zephyr/cmake/et_zephyr_gen.py): kernel registration",
+        "// for exactly the operators of the model. Do not edit.",
+        "",
+        "#include <optional>",
+        "#include <tuple>",
+        "",
+        "#include <executorch/runtime/core/evalue.h>",
+        "#include <executorch/runtime/core/exec_aten/exec_aten.h>",
+        "#include <executorch/runtime/core/event_tracer_hooks.h>",
+        "#include <executorch/runtime/kernel/kernel_runtime_context.h>",
+        "#include <executorch/runtime/kernel/operator_registry.h>",
+        "",
+    ]
+    for ns, sigs in decls.items():
+        out.append(f"namespace {ns} {{")
+        out.extend(sigs)
+        out.append(f"}} // namespace {ns}")
+        out.append("")
+    out.append("namespace {")
+    out.append(f"const {R}Kernel kKernels[] = {{")
+    out.extend(bodies)
+    out.append("};")
+    out.append("} // namespace")
+    out.append("")
+    out.append('extern "C" int et_zephyr_register_kernels(void) {')
+    out.append(
+        f"    return static_cast<int>({R}register_kernels("
+        f"::executorch::runtime::Span<const {R}Kernel>(kKernels, "
+        "sizeof(kKernels) / sizeof(kKernels[0]))));"
+    )
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Kernel sources
+
+
+def _find_source(directory: Path, base: str, fn: str) -> Path | None:
+    candidate = directory / f"op_{base}.cpp"
+    if candidate.exists():
+        return candidate
+    pattern = re.compile(r"\b" + re.escape(fn) + r"\s*\(")
+    for path in sorted(directory.glob("op_*.cpp")):
+        if pattern.search(path.read_text(errors="replace")):
+            return path
+    return None
+
+
+def _util_sources(sources: list[Path], et_dir: Path) -> list[Path]:
+    """Portable util/pattern .cpp files whose headers the sources include, transitively."""
+    seen: set[Path] = set()
+    found: list[Path] = []
+    todo = list(sources)
+    include = re.compile(r'#include\s*[<"]executorch/(kernels/portable/cpu/[\w/]+)\.h[>"]')
+    local = re.compile(r'#include\s*"([\w]+\.h)"')
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.exists():
+            continue
+        seen.add(path)
+        text = path.read_text(errors="replace")
+        todo.extend(path.parent / h for h in local.findall(text))
+        for rel in include.findall(text):
+            header = et_dir / f"{rel}.h"
+            todo.append(header)
+            cpp = et_dir / f"{rel}.cpp"
+            if cpp.exists() and cpp not in found:
+                found.append(cpp)
+                todo.append(cpp)
+    return found
+
+
+# --------------------------------------------------------------------------
+# Model embedding
+
+
+def read_conf(path: Path | None) -> dict[str, int]:
+    values: dict[str, int] = {}
+    if path is None or not path.exists():
+        return values
+    for line in path.read_text().splitlines():
+        m = re.match(r"^\s*(CONFIG_\w+)\s*=\s*(\d+)\s*$", line)
+        if m:
+            values[m.group(1)] = int(m.group(2))
+    return values
+
+
+def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) -> None:
+    name = args.name
+    out = args.out_dir
+    pte = args.pte.resolve()
+    size = pte.stat().st_size
+    conf = read_conf(args.conf)
+
+    def pick(option: str, kconfig: int, fallback: int) -> int:
+        return kconfig if kconfig > 0 else conf.get(option, fallback)
+
+    planned_need = sum((b + 15) // 16 * 16 for b in planned)
+    planned_size = pick("CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE", args.planned_arena, planned_need)
+    if planned_size < planned_need:
+        raise GenError(
+            f"{pte.name}: planned arena of {planned_size} bytes is smaller than the "
+            f"{planned_need} bytes its planned buffers need (CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE)"
+        )
+    method_size = pick("CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE", args.method_arena, 8192)
+    temp_size = pick("CONFIG_ET_ZEPHYR_TEMP_ARENA_SIZE", args.temp_arena, 0)
+
+    section = args.model_section
+    (out / f"{name}_pte.S").write_text(
+        "/* SPDX-License-Identifier: Apache-2.0 */\n"
+        "/* Generated by et-zephyr: the program, executed in place from flash. */\n"
+        f'\t.section {section},"a"\n'
+        "\t.balign 16\n"
+        f"\t.global {name}_pte\n"
+        f"\t.type {name}_pte, %object\n"
+        f"{name}_pte:\n"
+        f'\t.incbin "{pte}"\n'
+        f"\t.size {name}_pte, . - {name}_pte\n"
+    )
+
+    def quant(entries: list[dict]) -> tuple[str, int]:
+        items = []
+        for e in entries:
+            scale, zp = e.get("scale"), e.get("zero_point")
+            if scale is None or zp is None:
+                return "NULL", 0
+            items.append(f"{{{float(scale)!r}f, {int(zp)}}}")
+        return ", ".join(items), len(items)
+
+    in_q, n_in = quant(manifest.get("inputs", [])) if manifest else ("NULL", 0)
+    out_q, n_out = quant(manifest.get("outputs", [])) if manifest else ("NULL", 0)
+    arena_attr = f' __attribute__((section("{args.arena_section}")))' if args.arena_section else ""
+
+    def arena(kind: str, size_: int) -> str:
+        if size_ == 0:
+            return ""
+        return (
+            f"static uint8_t {name}_{kind}_arena[{size_}] __attribute__((aligned(16))){arena_attr};\n"
+        )
+
+    c = [
+        "/* SPDX-License-Identifier: Apache-2.0 */",
+        f"/* Generated by et-zephyr from {pte.name}: arenas and configuration. */",
+        "",
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "",
+        f'#include "{name}_model.h"',
+        "",
+        f"extern const uint8_t {name}_pte[];",
+        "",
+        arena("planned", planned_size) + arena("method", method_size) + arena("temp", temp_size),
+    ]
+    if n_in:
+        c.append(f"static const struct et_zephyr_quant {name}_input_quant[] = {{{in_q}}};")
+    if n_out:
+        c.append(f"static const struct et_zephyr_quant {name}_output_quant[] = {{{out_q}}};")
+
+    def ref(kind: str, size_: int) -> str:
+        return f"{name}_{kind}_arena" if size_ else "NULL"
+
+    c += [
+        "",
+        f"const struct et_zephyr_config {name}_config = {{",
+        f"    .pte = {name}_pte,",
+        f"    .pte_size = {size},",
+        "    .method_name = NULL,",
+        f"    .planned_arena = {ref('planned', planned_size)},",
+        f"    .planned_arena_size = {planned_size},",
+        f"    .method_arena = {ref('method', method_size)},",
+        f"    .method_arena_size = {method_size},",
+        f"    .temp_arena = {ref('temp', temp_size)},",
+        f"    .temp_arena_size = {temp_size},",
+        f"    .verify = {'true' if args.verify else 'false'},",
+        f"    .input_quant = {name + '_input_quant' if n_in else 'NULL'},",
+        f"    .num_input_quant = {n_in},",
+        f"    .output_quant = {name + '_output_quant' if n_out else 'NULL'},",
+        f"    .num_output_quant = {n_out},",
+        "};",
+    ]
+    (out / f"{name}_model.c").write_text("\n".join(c) + "\n")
+    guard = f"ET_ZEPHYR_MODEL_{name.upper()}_H_"
+    (out / f"{name}_model.h").write_text(
+        "/* SPDX-License-Identifier: Apache-2.0 */\n"
+        f"/* Generated by et-zephyr from {pte.name}. */\n"
+        f"#ifndef {guard}\n#define {guard}\n\n"
+        "#include <et_zephyr/et_zephyr.h>\n\n"
+        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+        f"/** The {name} model: pass to et_zephyr_init(). */\n"
+        f"extern const struct et_zephyr_config {name}_config;\n\n"
+        f"#define {name.upper()}_PTE_SIZE {size}\n"
+        f"#define {name.upper()}_PLANNED_ARENA_SIZE {planned_size}\n"
+        f"#define {name.upper()}_METHOD_ARENA_SIZE {method_size}\n"
+        f"#define {name.upper()}_TEMP_ARENA_SIZE {temp_size}\n\n"
+        "#ifdef __cplusplus\n}\n#endif\n\n"
+        f"#endif /* {guard} */\n"
+    )
+    print(
+        f"et-zephyr: {name}: .pte {size} B in {section}; arenas planned {planned_size} B, "
+        f"method {method_size} B, temp {temp_size} B"
+    )
+
+
+# --------------------------------------------------------------------------
+
+
+def check_target(manifest: dict, isa: str, cpu: str, path: Path | None) -> None:
+    target = manifest.get("target") or {}
+    m_isa, m_cpu = target.get("isa"), target.get("cpu")
+    if m_isa and m_isa != isa:
+        raise GenError(
+            f"{path}: the model was exported for the {m_isa!r} ISA tier ({m_cpu}), but this "
+            f"firmware builds CMSIS-NN for {isa!r} ({cpu}); CMSIS-NN scratch sizes differ "
+            f"between tiers. Re-export with `et-export --target {cpu} --isa {isa}` or set "
+            f"CONFIG_ET_ZEPHYR_ISA_{m_isa.upper()}=y."
+        )
+    if m_cpu and cpu and m_cpu != cpu:
+        print(f"et-zephyr: note: model exported for {m_cpu}, firmware CPU is {cpu} (same ISA tier)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--pte", type=Path, required=True)
+    p.add_argument("--name", required=True)
+    p.add_argument("--ops-yaml", type=Path)
+    p.add_argument("--manifest", type=Path)
+    p.add_argument("--conf", type=Path)
+    p.add_argument("--schemas", type=Path, help="NAME.schemas.yaml (op -> schema) from et-export")
+    p.add_argument("--executorch-dir", type=Path, required=True)
+    p.add_argument("--out-dir", type=Path, required=True)
+    p.add_argument("--isa", required=True)
+    p.add_argument("--cpu", default="")
+    p.add_argument("--model-section", default=".rodata.et_zephyr_model")
+    p.add_argument("--arena-section", default="")
+    p.add_argument("--planned-arena", type=int, default=0)
+    p.add_argument("--method-arena", type=int, default=0)
+    p.add_argument("--temp-arena", type=int, default=0)
+    p.add_argument("--kernel-slots", type=int, default=0)
+    p.add_argument("--cortex-m", type=int, default=1)
+    p.add_argument("--portable", type=int, default=1)
+    p.add_argument("--profiling", type=int, default=0)
+    p.add_argument("--verify", type=int, default=0)
+    args = p.parse_args(argv)
+
+    try:
+        et = args.executorch_dir
+        out = args.out_dir
+        out.mkdir(parents=True, exist_ok=True)
+        pte_ops, planned = read_pte(args.pte)
+        manifest = {}
+        if args.manifest is not None and args.manifest.exists():
+            manifest = json.loads(args.manifest.read_text())
+            check_target(manifest, args.isa, args.cpu, args.manifest)
+        else:
+            print(f"et-zephyr: warning: no manifest for {args.pte.name}: ISA tier not checked")
+        if args.ops_yaml is not None and args.ops_yaml.exists():
+            selected = yaml.safe_load(args.ops_yaml.read_text()) or {}
+            ops = sorted((selected.get("operators") or {}).keys())
+            missing = sorted(set(pte_ops) - set(ops))
+            if missing:
+                raise GenError(f"{args.ops_yaml}: lacks operators the .pte calls: {missing}")
+        else:
+            ops = sorted(set(pte_ops))
+
+        cortex_yaml = et / "backends/cortex_m/ops/operators.yaml"
+        portable_yaml = et / "kernels/portable/functions.yaml"
+        schemas, kernel_names = load_schemas([cortex_yaml, portable_yaml], args.schemas)
+        unknown = [o for o in ops if o not in schemas]
+        if unknown:
+            schemas.update(schema_from_torch(unknown))
+
+        selected_ops: list[Op] = []
+        cortex_srcs: list[Path] = []
+        portable_srcs: list[Path] = []
+        prim = False
+        problems = []
+        for name in ops:
+            if name.startswith("executorch_prim::") or name.startswith("aten::sym_"):
+                prim = True
+                continue
+            ns = name.split("::", 1)[0]
+            if ns == "cortex_m" and not args.cortex_m:
+                problems.append(f"{name}: CONFIG_ET_ZEPHYR_CORTEX_M_KERNELS is off")
+                continue
+            if ns != "cortex_m" and not args.portable:
+                problems.append(f"{name}: CONFIG_ET_ZEPHYR_PORTABLE_KERNELS is off")
+                continue
+            if name not in kernel_names:
+                problems.append(f"{name}: no kernel in {cortex_yaml.name} or {portable_yaml.name}")
+                continue
+            if name not in schemas:
+                problems.append(
+                    f"{name}: schema unknown (export with et-export, which writes "
+                    f"NAME.schemas.yaml, or install torch)"
+                )
+                continue
+            op_args, returns = parse_schema(schemas[name])
+            op = Op(name, schemas[name], native_name(kernel_names[name]), op_args, returns)
+            selected_ops.append(op)
+            base = name.split("::", 1)[1].split(".", 1)[0]
+            fn = kernel_names[name].rpartition("::")[2]
+            directory = et / ("backends/cortex_m/ops" if ns == "cortex_m" else "kernels/portable/cpu")
+            src = _find_source(directory, base, fn)
+            if src is None:
+                problems.append(f"{name}: no source defining {fn} in {directory}")
+                continue
+            (cortex_srcs if ns == "cortex_m" else portable_srcs).append(src)
+        if problems:
+            raise GenError("operators the build cannot provide:\n  " + "\n  ".join(problems))
+
+        util_srcs = _util_sources(cortex_srcs + portable_srcs, et)
+        prim_srcs: list[Path] = []
+        prim_kernels = 0
+        if prim:
+            prim_dir = et / "kernels/prim_ops"
+            prim_srcs = sorted(prim_dir.glob("*.cpp"))
+            text = (prim_dir / "register_prim_ops.cpp").read_text()
+            prim_kernels = len(re.findall(r"^\s*Kernel\(", text, re.M))
+
+        (out / "et_zephyr_registration.cpp").write_text(
+            generate_registration(selected_ops, bool(args.profiling))
+        )
+        needed = len(selected_ops) + prim_kernels
+        slots = args.kernel_slots or needed
+        if slots < needed:
+            raise GenError(
+                f"CONFIG_ET_ZEPHYR_KERNEL_SLOTS={slots} but the model registers {needed} kernels"
+            )
+        (out / "et_zephyr_kernel_slots.h").write_text(
+            "/* SPDX-License-Identifier: Apache-2.0 */\n"
+            "/* Generated by et-zephyr: kernel registry size for this model. */\n"
+            f"#define MAX_KERNEL_NUM {max(slots, 1)}\n"
+        )
+
+        def cmake_list(var: str, paths: list[Path]) -> str:
+            items = "\n".join(f'  "{p.resolve()}"' for p in paths)
+            return f"set({var}\n{items}\n)\n"
+
+        (out / "et_zephyr_sources.cmake").write_text(
+            "# Generated by et-zephyr: kernel sources for the model's operators.\n"
+            + cmake_list("ET_ZEPHYR_CORTEX_M_SOURCES", cortex_srcs)
+            + cmake_list("ET_ZEPHYR_PORTABLE_SOURCES", portable_srcs + util_srcs)
+            + cmake_list("ET_ZEPHYR_PRIM_SOURCES", prim_srcs)
+            + f'set(ET_ZEPHYR_OPERATORS "{";".join(ops)}")\n'
+            + f"set(ET_ZEPHYR_KERNEL_COUNT {needed})\n"
+        )
+        model_sources(args, planned, manifest)
+        print(
+            f"et-zephyr: {args.name}: {len(ops)} operator(s), {needed} kernel slot(s): "
+            + ", ".join(ops)
+        )
+    except GenError as e:
+        print(f"et-zephyr: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
