@@ -77,7 +77,9 @@ endfunction()
 # ExecuTorch and CMSIS-NN are third-party code: their warnings are silenced
 # here, on these targets only, so that the application still builds with
 # CONFIG_COMPILER_WARNINGS_AS_ERRORS (twister).
+# OWN: the target's sources are et-zephyr's own (warnings stay on).
 function(et_zephyr_executorch_flags target)
+  cmake_parse_arguments(ARG "OWN" "" "" ${ARGN})
   set(_et ${ET_ZEPHYR_EXECUTORCH_DIR})
   target_include_directories(
     ${target} SYSTEM PRIVATE ${ET_ZEPHYR_SRC_ROOT} ${CMAKE_BINARY_DIR}/et_zephyr/include
@@ -98,12 +100,17 @@ function(et_zephyr_executorch_flags target)
   if(CONFIG_ET_ZEPHYR_PROFILING)
     target_compile_definitions(${target} PRIVATE ET_EVENT_TRACER_ENABLED)
   endif()
-  target_compile_options(
-    ${target}
-    PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti -Wno-deprecated-declarations>
-            -Wno-unused-parameter -Wno-unused-variable -Wno-unused-function
-            -Wno-sign-compare -Wno-missing-field-initializers -Wno-shadow
-            -Wno-double-promotion -Wno-error)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti>)
+  if(ARG_OWN)
+    return()
+  endif()
+  # As source properties: they come after Zephyr's -Wall/-Wformat on the command line.
+  get_target_property(_srcs ${target} SOURCES)
+  set_property(
+    SOURCE ${_srcs} APPEND
+    PROPERTY COMPILE_OPTIONS $<$<COMPILE_LANGUAGE:CXX>:-Wno-deprecated-declarations>
+             -Wno-unused-parameter -Wno-unused-variable -Wno-unused-function -Wno-sign-compare
+             -Wno-missing-field-initializers -Wno-shadow -Wno-double-promotion -Wno-format-security -Wno-format)
 endfunction()
 
 # cortex-mXX of the board's CPU, from Kconfig.
@@ -254,10 +261,10 @@ function(et_zephyr_add_model target)
   et_zephyr_executorch_flags(${_lib})
   target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_MODULE_DIR}/lib/include ${_out})
   set_source_files_properties(${_out}/${ARG_NAME}_pte.S PROPERTIES OBJECT_DEPENDS ${_pte})
-  set_source_files_properties(
-    ${ET_ZEPHYR_EXECUTORCH_DIR}/runtime/kernel/operator_registry.cpp
-    PROPERTIES COMPILE_OPTIONS "-include;${_out}/et_zephyr_kernel_slots.h"
-               OBJECT_DEPENDS ${_out}/et_zephyr_kernel_slots.h)
+  set_property(SOURCE ${ET_ZEPHYR_EXECUTORCH_DIR}/runtime/kernel/operator_registry.cpp APPEND
+               PROPERTY COMPILE_OPTIONS -include ${_out}/et_zephyr_kernel_slots.h)
+  set_property(SOURCE ${ET_ZEPHYR_EXECUTORCH_DIR}/runtime/kernel/operator_registry.cpp APPEND
+               PROPERTY OBJECT_DEPENDS ${_out}/et_zephyr_kernel_slots.h)
   target_include_directories(${target} PRIVATE ${_out})
   target_link_libraries(${target} PRIVATE ${_lib})
 
@@ -273,12 +280,12 @@ function(et_zephyr_add_model target)
     target_link_libraries(et_zephyr_cmsis_nn PRIVATE zephyr_interface)
     target_include_directories(et_zephyr_cmsis_nn PUBLIC ${ET_ZEPHYR_CMSIS_NN_DIR}/Include)
     target_compile_definitions(et_zephyr_cmsis_nn PUBLIC ARM_NN_ENABLE_F32=0 ARM_NN_ENABLE_F16=0)
-    target_compile_options(et_zephyr_cmsis_nn PRIVATE ${_isa_opts} -Wno-unused-parameter
-                           -Wno-sign-compare -Wno-double-promotion -Wno-error)
+    target_compile_options(et_zephyr_cmsis_nn PRIVATE ${_isa_opts})
+    set_property(SOURCE ${_nn_srcs} APPEND PROPERTY COMPILE_OPTIONS -Wno-unused-parameter
+                 -Wno-sign-compare -Wno-double-promotion)
     target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_CMSIS_NN_DIR}/Include)
     target_compile_definitions(${_lib} PRIVATE ARM_NN_ENABLE_F32=0 ARM_NN_ENABLE_F16=0)
-    set_source_files_properties(${ET_ZEPHYR_CORTEX_M_SOURCES} PROPERTIES COMPILE_OPTIONS
-                                                                      "${_isa_opts}")
+    set_property(SOURCE ${ET_ZEPHYR_CORTEX_M_SOURCES} APPEND PROPERTY COMPILE_OPTIONS ${_isa_opts})
     target_link_libraries(${target} PRIVATE et_zephyr_cmsis_nn)
   endif()
   message(STATUS "et-zephyr: model ${ARG_NAME} (${_cpu}, ISA ${_isa}): ${ET_ZEPHYR_KERNEL_COUNT} "
