@@ -10,7 +10,7 @@ from math import prod
 import torch
 from torch.fx import GraphModule, Node
 
-from .kernels import CORTEX_M, runs_on
+from .kernels import CORTEX_M, ETHOS_U, PORTABLE, runs_on
 
 # Operators that multiply-accumulate, by name without namespace or overload.
 MAC_OPERATORS = frozenset(
@@ -87,12 +87,13 @@ def mac_totals(stats: dict[str, OperatorStats]) -> dict[str, int]:
     return {
         "total": sum(s.macs for s in stats.values()),
         "cmsis_nn": sum(s.macs for s in stats.values() if s.runs_on == CORTEX_M),
+        "ethos_u": sum(s.macs for s in stats.values() if s.runs_on == ETHOS_U),
     }
 
 
 def portable_mac_operators(stats: dict[str, OperatorStats]) -> list[str]:
     """MAC-bearing operators left on portable kernels (slow, float or naive)."""
-    return [name for name, s in stats.items() if s.macs and s.runs_on != CORTEX_M]
+    return [name for name, s in stats.items() if s.macs and s.runs_on == PORTABLE]
 
 
 def histogram(stats: dict[str, OperatorStats]) -> Counter[str]:

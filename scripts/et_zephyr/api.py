@@ -20,7 +20,7 @@ from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
-from . import pipeline
+from . import npu, pipeline
 from .analysis import mac_totals, operator_stats, portable_mac_operators
 from .artifacts import Artifacts, build_artifacts
 from .calibration import load_calibration_file, random_calibration
@@ -48,6 +48,7 @@ class ExportOptions:
     verify: bool = True
     strict: bool = False
     vectors: int = 4
+    npu: str | None = None
     seed: int = 0
     progress: pipeline.Progress = field(default=lambda samples: samples)
     warn: Warn = field(default=lambda message: None)
@@ -63,13 +64,17 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     calibration, held_out = _split_data(bundle, options)
     _check_sample_shapes(bundle, calibration + held_out)
 
+    npu_spec = npu.compile_spec(options.npu) if options.npu else None
+
     prepared = pipeline.prepare_model(bundle.model, bundle.example_inputs, calibration)
-    held_out = pipeline.prepare_model(bundle.model, bundle.example_inputs, held_out).calibration
+    if prepared.channels_last:
+        held_out = [pipeline.to_channels_last(sample) for sample in held_out]
     graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
     for node in pipeline.fold_batch_norm(graph):
         options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
-    fake_quant = pipeline.quantize(graph, prepared.calibration, options.progress)
-    return _lower(fake_quant, prepared, held_out, target, name, options)
+    quantizer = npu.quantizer(npu_spec) if npu_spec else CortexMQuantizer()
+    fake_quant = pipeline.quantize(graph, quantizer, prepared.calibration, options.progress)
+    return _lower(fake_quant, prepared, held_out, target, name, options, npu_spec)
 
 
 def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
@@ -115,16 +120,23 @@ def _lower(
     target: Target,
     name: str,
     options: ExportOptions,
+    npu_spec: object | None = None,
 ) -> Artifacts:
-    edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
+    if npu_spec is None:
+        edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
+    else:
+        edge = npu.delegate_to_npu(fake_quant, prepared.example_inputs, npu_spec)
     lowered = pipeline.lower_to_cortex_m(edge, target)
     pipeline.drop_unused_constants(lowered)
     check_kernels(lowered)
     io = program_io(lowered)
-    vector_inputs = [prepared.example_inputs, *held_out][: options.vectors]
-    expected = pipeline.run_on_host(lowered, vector_inputs)
+    vectors = None
+    if npu_spec is None:
+        # The host cannot run the NPU's part: no reference for a delegated program.
+        vector_inputs = [prepared.example_inputs, *held_out][: options.vectors]
+        vectors = (vector_inputs, pipeline.run_on_host(lowered, vector_inputs))
     agreement = None
-    if options.verify:
+    if options.verify and npu_spec is None:
         with torch.no_grad():
             agreement = compare(
                 [o[0] for o in pipeline.run_on_host(lowered, held_out)],
@@ -134,7 +146,7 @@ def _lower(
             )
     program = pipeline.plan_and_serialize(lowered)
     final_graph = program.exported_program().graph_module
-    stats = operator_stats(final_graph)
+    stats = operator_stats(final_graph) | npu.delegate_stats(program.exported_program())
     stranded = portable_mac_operators(stats)
     if stranded:
         message = f"MAC-bearing operators left on portable kernels: {', '.join(stranded)}"
@@ -150,8 +162,9 @@ def _lower(
         macs=mac_totals(stats),
         arenas=arena_sizes(program.executorch_program.execution_plan[0]),
         lower_bound=planned_lower_bound(final_graph),
-        vectors=(vector_inputs, expected),
+        vectors=vectors,
         agreement=agreement,
+        npu=options.npu,
     )
 
 

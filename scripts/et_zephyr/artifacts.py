@@ -48,8 +48,9 @@ def build_artifacts(
     macs: dict[str, int],
     arenas: ArenaSizes,
     lower_bound: int,
-    vectors: tuple[list[Inputs], list[tuple[torch.Tensor, ...]]],
+    vectors: tuple[list[Inputs], list[tuple[torch.Tensor, ...]]] | None,
     agreement: Agreement | None,
+    npu: str | None,
 ) -> Artifacts:
     pte = bytes(program.buffer)
     kernels = program_kernels(pte)
@@ -57,6 +58,7 @@ def build_artifacts(
     manifest: dict[str, object] = {
         "name": name,
         "target": {"cpu": target.name, "isa": target.isa},
+        "npu": npu,
         "inputs": [i.to_json() for i in inputs],
         "outputs": [o.to_json() for o in outputs],
         "operators": {
@@ -88,8 +90,9 @@ def build_artifacts(
         f"{name}.ops.yaml": f"# {header}\n{ops_yaml(kernels, name)}".encode(),
         f"{name}.conf": kconfig_fragment(name, arenas, _kernel_slots(kernels), header).encode(),
         f"{name}.json": (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode(),
-        f"{name}.vectors.npz": _vectors_npz(vectors, inputs, outputs),
     }
+    if vectors is not None:
+        files[f"{name}.vectors.npz"] = _vectors_npz(vectors, inputs, outputs)
     return Artifacts(name, files, manifest, stats)
 
 

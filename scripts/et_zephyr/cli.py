@@ -82,6 +82,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="fail if a conv, linear or matmul did not land on a CMSIS-NN kernel",
     )
     parser.add_argument(
+        "--npu",
+        choices=("ethos-u55-128", "ethos-u65-256", "ethos-u85-256"),
+        help="delegate what an Arm Ethos-U supports to it (Vela); the rest runs on Cortex-M",
+    )
+    parser.add_argument(
         "--vectors", type=int, default=4, metavar="N", help="test vectors to write (default: 4)"
     )
     parser.add_argument(
@@ -126,6 +131,7 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         verify=args.verify,
         strict=args.strict,
         vectors=args.vectors,
+        npu=args.npu,
         progress=calibration_progress,
         warn=warn,
     )

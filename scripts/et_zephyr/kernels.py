@@ -17,6 +17,7 @@ from .errors import ExportError
 
 CORTEX_M = "cortex-m"
 PORTABLE = "portable"
+ETHOS_U = "ethos-u"
 _PACKAGE = Path(next(iter(executorch.__path__)))
 
 

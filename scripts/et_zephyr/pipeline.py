@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import torch
 from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
-from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
 from executorch.exir import (
     EdgeCompileConfig,
     EdgeProgramManager,
@@ -27,6 +26,7 @@ from torch.export.graph_signature import InputKind
 from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+from torchao.quantization.pt2e.quantizer import Quantizer
 from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
 
 from .errors import ExportError
@@ -127,9 +127,11 @@ def fold_batch_norm(graph: GraphModule) -> list[str]:
     return [node.name for node in graph.graph.nodes if node.target in _BATCH_NORMS]
 
 
-def quantize(graph: GraphModule, calibration: list[Inputs], progress: Progress) -> GraphModule:
-    """PT2E post-training quantization with ExecuTorch's CortexMQuantizer."""
-    prepared = prepare_pt2e(graph, CortexMQuantizer())
+def quantize(
+    graph: GraphModule, quantizer: Quantizer, calibration: list[Inputs], progress: Progress
+) -> GraphModule:
+    """PT2E post-training quantization: CortexMQuantizer, or Ethos-U's with an NPU."""
+    prepared = prepare_pt2e(graph, quantizer)
     with torch.no_grad():
         for sample in progress(calibration):
             prepared(*sample)

@@ -6,15 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from .artifacts import Artifacts
-from .kernels import CORTEX_M
+from .kernels import CORTEX_M, ETHOS_U, PORTABLE
 
-_PLACES = {CORTEX_M: "Cortex-M", "portable": "portable"}
+_PLACES = {CORTEX_M: "Cortex-M", PORTABLE: "portable", ETHOS_U: "Ethos-U"}
 
 
 def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
     manifest = artifacts.manifest
     target = manifest["target"]
-    lines = [f"et-export: {artifacts.name} for {target['cpu']} ({target['isa'].upper()})"]
+    npu = manifest["npu"]
+    with_npu = f" + {npu}" if npu else ""
+    lines = [f"et-export: {artifacts.name} for {target['cpu']} ({target['isa'].upper()}){with_npu}"]
     rows = [("operator", "calls", "MACs", "runs on")]
     for name, stats in artifacts.stats.items():
         rows.append((name, str(stats.calls), f"{stats.macs:,}", _PLACES[stats.runs_on]))
@@ -22,6 +24,9 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
     macs = manifest["macs"]
     share = 100.0 * macs["cmsis_nn"] / macs["total"] if macs["total"] else 100.0
     lines.append(f"MACs on CMSIS-NN   {macs['cmsis_nn']:,} of {macs['total']:,} ({share:.1f} %)")
+    if npu:
+        npu_share = 100.0 * macs["ethos_u"] / macs["total"] if macs["total"] else 0.0
+        lines.append(f"MACs on Ethos-U    {macs['ethos_u']:,} ({npu_share:.1f} %)")
     lines.append(f"program            {manifest['pte_bytes']:,} B")
     memory = manifest["memory"]
     planned = sum(entry["bytes"] for entry in memory["planned"])
@@ -39,6 +44,8 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
             f"{_steps(agreement['max_steps_vs_fake_quant'])} vs fake-quant, "
             f"{_steps(agreement['max_steps_vs_float'])} vs float"
         )
+    if npu:
+        lines.append("test vectors       none: the host cannot run the NPU's part")
     if out_dir is not None:
         lines.append(f"written to         {out_dir}/")
         lines.append("                   " + "  ".join(artifacts.files))

@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from et_zephyr import cli  # noqa: E402
 from et_zephyr.errors import ExportError  # noqa: E402
+from et_zephyr.workspace import check_executorch_source  # noqa: E402
 
 
 class EtExport(WestCommand):
@@ -39,6 +40,10 @@ class EtExport(WestCommand):
         return cli.add_arguments(parser)
 
     def do_run(self, args: argparse.Namespace, unknown: list[str]) -> None:
+        if self.has_manifest:
+            for project in self.manifest.projects:
+                if project.name == "executorch":
+                    check_executorch_source(Path(project.abspath), self.wrn)
         try:
             self.inf(cli.run(args, self.wrn))
         except ExportError as error:

@@ -63,3 +63,19 @@ class Conv1d(nn.Module):
 def conv1d() -> tuple:
     torch.manual_seed(0)
     return Conv1d(), _samples((1, 4, 16), 1)[0], _samples((1, 4, 16), 8)
+
+
+class SmallCNN(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.conv(x))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def small_cnn() -> tuple:
+    torch.manual_seed(0)
+    return SmallCNN(), _samples((1, 3, 8, 8), 1)[0], _samples((1, 3, 8, 8), 8)

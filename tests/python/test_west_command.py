@@ -58,3 +58,16 @@ def test_bad_input_dies_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
         command.run(args, [], topdir=None, config=Configuration())
     assert exit_info.value.code == 1
     assert "model file not found: missing.py" in capsys.readouterr().err
+
+
+def test_warns_when_workspace_executorch_differs(tmp_path: Path) -> None:
+    from et_zephyr.workspace import check_executorch_source
+
+    warnings: list[str] = []
+    (tmp_path / "version.txt").write_text("1.3.0\n")
+    check_executorch_source(tmp_path, warnings.append)
+    assert len(warnings) == 1
+    assert "is 1.3.0 but the installed executorch package is 1.4.1" in warnings[0]
+    (tmp_path / "version.txt").write_text("1.4.1\n")
+    check_executorch_source(tmp_path, warnings.append)
+    assert len(warnings) == 1
