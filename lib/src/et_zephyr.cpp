@@ -45,7 +45,7 @@ constexpr const char *kDefaultMethod = "forward";
 constexpr size_t kOpNameMax = 128;
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+__attribute__((format(printf, 2, 3), unused))
 #endif
 void emit(int level, const char *fmt, ...) {
     va_list args;
@@ -54,8 +54,15 @@ void emit(int level, const char *fmt, ...) {
     va_end(args);
 }
 
+#if defined(ET_ZEPHYR_LOG_DISABLED)
+/* Logging compiled out: keep the arguments "used", drop the strings. */
+template <typename... Args> inline void discard(const Args &...) {}
+#define ETZ_ERR(fmt, ...) discard(__VA_ARGS__)
+#define ETZ_INF(fmt, ...) discard(__VA_ARGS__)
+#else
 #define ETZ_ERR(...) emit(ET_ZEPHYR_LOG_ERROR, __VA_ARGS__)
 #define ETZ_INF(...) emit(ET_ZEPHYR_LOG_INFO, __VA_ARGS__)
+#endif
 
 constexpr size_t round_up(size_t v, size_t a) {
     return (v + a - 1) / a * a;

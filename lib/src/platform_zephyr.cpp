@@ -109,3 +109,24 @@ void *et_pal_allocate(size_t size) {
 void et_pal_free(void *ptr) {
     ARG_UNUSED(ptr);
 }
+
+#if defined(CONFIG_ET_ZEPHYR_NO_HEAP)
+/*
+ * No et-zephyr or ExecuTorch object is ever heap allocated, but the deleting
+ * destructors of ExecuTorch's classes with virtual destructors reference
+ * operator delete, which would link libstdc++'s and with it free() and an
+ * allocator. These definitions replace it; reaching one is a bug.
+ */
+void operator delete(void *ptr) noexcept {
+    ARG_UNUSED(ptr);
+    k_panic();
+    CODE_UNREACHABLE;
+}
+
+void operator delete(void *ptr, size_t size) noexcept {
+    ARG_UNUSED(ptr);
+    ARG_UNUSED(size);
+    k_panic();
+    CODE_UNREACHABLE;
+}
+#endif

@@ -94,6 +94,11 @@ function(et_zephyr_executorch_flags target)
   else()
     set(_verify 0)
   endif()
+  if(NOT ARG_OWN)
+    # Release build of third-party code: drops assert() (and the fprintf it pulls in)
+    # from flatbuffers and ExecuTorch's debug-only checks; ET_CHECK stays.
+    target_compile_definitions(${target} PRIVATE NDEBUG)
+  endif()
   target_compile_definitions(
     ${target} PRIVATE C10_USING_CUSTOM_GENERATED_MACROS ET_LOG_ENABLED=${_log}
                       ET_ENABLE_PROGRAM_VERIFICATION=${_verify} FLATBUFFERS_MAX_ALIGNMENT=1024)
@@ -279,7 +284,8 @@ function(et_zephyr_add_model target)
     add_library(et_zephyr_cmsis_nn OBJECT ${_nn_srcs})
     target_link_libraries(et_zephyr_cmsis_nn PRIVATE zephyr_interface)
     target_include_directories(et_zephyr_cmsis_nn PUBLIC ${ET_ZEPHYR_CMSIS_NN_DIR}/Include)
-    target_compile_definitions(et_zephyr_cmsis_nn PUBLIC ARM_NN_ENABLE_F32=0 ARM_NN_ENABLE_F16=0)
+    target_compile_definitions(et_zephyr_cmsis_nn PUBLIC ARM_NN_ENABLE_F32=0 ARM_NN_ENABLE_F16=0
+                                                        PRIVATE NDEBUG)
     target_compile_options(et_zephyr_cmsis_nn PRIVATE ${_isa_opts})
     set_property(SOURCE ${_nn_srcs} APPEND PROPERTY COMPILE_OPTIONS -Wno-unused-parameter
                  -Wno-sign-compare -Wno-double-promotion)
