@@ -49,6 +49,7 @@ class ExportOptions:
     strict: bool = False
     vectors: int = 4
     npu: str | None = None
+    expose_activations: tuple[int, ...] = ()
     seed: int = 0
     progress: pipeline.Progress = field(default=lambda samples: samples)
     warn: Warn = field(default=lambda message: None)
@@ -129,6 +130,7 @@ def _lower(
     lowered = pipeline.lower_to_cortex_m(edge, target)
     pipeline.drop_unused_constants(lowered)
     check_kernels(lowered)
+    exposed = pipeline.expose_activations(lowered, options.expose_activations)
     io = program_io(lowered)
     vectors = None
     if npu_spec is None:
@@ -165,6 +167,7 @@ def _lower(
         vectors=vectors,
         agreement=agreement,
         npu=options.npu,
+        exposed=exposed,
     )
 
 

@@ -51,6 +51,7 @@ def build_artifacts(
     vectors: tuple[list[Inputs], list[tuple[torch.Tensor, ...]]] | None,
     agreement: Agreement | None,
     npu: str | None,
+    exposed: list[str],
 ) -> Artifacts:
     pte = bytes(program.buffer)
     kernels = program_kernels(pte)
@@ -61,6 +62,7 @@ def build_artifacts(
         "npu": npu,
         "inputs": [i.to_json() for i in inputs],
         "outputs": [o.to_json() for o in outputs],
+        "exposed_activations": exposed,
         "operators": {
             op: {"calls": s.calls, "runs_on": s.runs_on, "macs": s.macs} for op, s in stats.items()
         },

@@ -87,6 +87,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="delegate what an Arm Ethos-U supports to it (Vela); the rest runs on Cortex-M",
     )
     parser.add_argument(
+        "--expose-activations",
+        type=_layer_list,
+        default=(),
+        metavar="I,J,...",
+        help="also output the activations of these MAC layers (0 = the first conv or linear), "
+        "so a device test can compare them with the host reference",
+    )
+    parser.add_argument(
         "--vectors", type=int, default=4, metavar="N", help="test vectors to write (default: 4)"
     )
     parser.add_argument(
@@ -132,6 +140,7 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         strict=args.strict,
         vectors=args.vectors,
         npu=args.npu,
+        expose_activations=args.expose_activations,
         progress=calibration_progress,
         warn=warn,
     )
@@ -141,6 +150,14 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
     if args.json:
         return json.dumps(artifacts.manifest, indent=2, sort_keys=True)
     return render_report(artifacts, out_dir)
+
+
+def _layer_list(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(item) for item in text.split(","))
+    except ValueError:
+        message = f"'{text}' is not a comma-separated list of layer numbers"
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def _target_name(target: str) -> str:

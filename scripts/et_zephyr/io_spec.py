@@ -31,7 +31,7 @@ class TensorIO:
     zero_point: int | None
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
 def program_io(program: ExportedProgram) -> tuple[list[TensorIO], list[TensorIO]]:

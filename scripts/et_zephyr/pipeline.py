@@ -9,10 +9,11 @@ prepare_model -> capture_graph -> fold_batch_norm -> quantize
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
+import torch.utils._pytree as pytree
 from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
 from executorch.exir import (
     EdgeCompileConfig,
@@ -22,13 +23,14 @@ from executorch.exir import (
     to_edge,
 )
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, OutputKind, OutputSpec, TensorArgument
 from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import Quantizer
 from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
 
+from .analysis import node_macs
 from .errors import ExportError
 from .loading import Inputs
 from .targets import Target
@@ -187,6 +189,34 @@ def drop_unused_constants(program: ExportedProgram) -> int:
         graph.erase_node(node)
     program.graph_module.recompile()
     return dropped
+
+
+def expose_activations(program: ExportedProgram, layers: Sequence[int]) -> list[str]:
+    """Make the outputs of these MAC layers (0 = the first conv or linear to run)
+    extra program outputs, so a device test can compare them too.
+
+    A wrong kernel can hide in a final output that barely moves; it cannot hide
+    in the activation it computed. Returns the exposed nodes' names.
+    """
+    graph = program.graph_module.graph
+    mac_layers = [node for node in graph.nodes if node.op == "call_function" and node_macs(node)]
+    for layer in layers:
+        if not 0 <= layer < len(mac_layers):
+            raise ExportError(
+                f"cannot expose MAC layer {layer}: the model has {len(mac_layers)} (0-based)"
+            )
+    chosen = [mac_layers[layer] for layer in layers]
+    output = graph.output_node()
+    output.args = (tuple(output.args[0]) + tuple(chosen),)
+    for node in chosen:
+        spec = OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(name=node.name), target=None)
+        program.graph_signature.output_specs.append(spec)
+    program.graph_module.recompile()
+    # The calling convention now returns a flat tuple of all outputs.
+    signature = program.module_call_graph[0].signature
+    assert signature is not None
+    signature.out_spec = pytree.tree_structure(tuple(output.args[0]))
+    return [node.name for node in chosen]
 
 
 def run_on_host(program: ExportedProgram, samples: list[Inputs]) -> list[tuple[torch.Tensor, ...]]:

@@ -44,6 +44,9 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
             f"{_steps(agreement['max_steps_vs_fake_quant'])} vs fake-quant, "
             f"{_steps(agreement['max_steps_vs_float'])} vs float"
         )
+    if manifest["exposed_activations"]:
+        exposed = ", ".join(manifest["exposed_activations"])
+        lines.append(f"extra outputs      {exposed}")
     if npu:
         lines.append("test vectors       none: the host cannot run the NPU's part")
     if out_dir is not None:

@@ -115,3 +115,34 @@ def test_export_is_deterministic(export_kws, tmp_path) -> None:
     write_outputs(export(KWS_MODEL, ExportOptions(target="cortex-m55", name="kws")), tmp_path)
     for path in sorted(first.out_dir.iterdir()):
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def test_exposed_activations_are_extra_outputs_reproduced_bit_exactly(tmp_path) -> None:
+    from conftest import KWS_MODEL
+    from et_zephyr.api import ExportOptions, export
+    from et_zephyr.artifacts import write_outputs
+
+    options = ExportOptions(target="cortex-m33", name="kws", expose_activations=(0, 4, 8))
+    artifacts = export(KWS_MODEL, options)
+    write_outputs(artifacts, tmp_path)
+    outputs = artifacts.manifest["outputs"]
+    assert [o["dtype"] for o in outputs] == ["float32", "int8", "int8", "int8"]
+    assert [o["name"] for o in outputs[1:]] == artifacts.manifest["exposed_activations"]
+    assert all(o["shape"] == [1, 64, 25, 5] for o in outputs[1:])
+    vectors = np.load(tmp_path / "kws.vectors.npz")
+    pte = (tmp_path / "kws.pte").read_bytes()
+    for index, sample in enumerate(vectors["input_0"]):
+        results = run_pte(pte, (torch.from_numpy(sample),))
+        for position, result in enumerate(results):
+            expected = vectors[f"output_{position}_bytes"][index].tobytes()
+            physical = result.permute(*outputs[position]["dim_order"]).contiguous()
+            assert physical.numpy().tobytes() == expected
+
+
+def test_exposing_a_layer_the_model_lacks_is_refused() -> None:
+    from conftest import KWS_MODEL
+    from et_zephyr.api import ExportOptions, export
+    from et_zephyr.errors import ExportError
+
+    with pytest.raises(ExportError, match="cannot expose MAC layer 9: the model has 9"):
+        export(KWS_MODEL, ExportOptions(expose_activations=(9,)))
