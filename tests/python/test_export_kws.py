@@ -144,5 +144,5 @@ def test_exposing_a_layer_the_model_lacks_is_refused() -> None:
     from et_zephyr.api import ExportOptions, export
     from et_zephyr.errors import ExportError
 
-    with pytest.raises(ExportError, match="cannot expose MAC layer 9: the model has 9"):
-        export(KWS_MODEL, ExportOptions(expose_activations=(9,)))
+    with pytest.raises(ExportError, match="cannot expose MAC layer 10: the model has 10"):
+        export(KWS_MODEL, ExportOptions(expose_activations=(10,)))
