@@ -60,7 +60,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     _seed_everything(options.seed)
     target = resolve_target(options.target, options.isa)
     bundle = load_model(model) if isinstance(model, str) else model
-    name = options.name or _default_name(model, bundle)
+    name = options.name or _default_name(bundle)
     _check_example_inputs(bundle)
     calibration, held_out = _split_data(bundle, options)
     _check_sample_shapes(bundle, calibration + held_out)
@@ -177,10 +177,8 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _default_name(model: str | ModelBundle, bundle: ModelBundle) -> str:
-    if bundle.source is not None:
-        return bundle.source.stem
-    return "model"
+def _default_name(bundle: ModelBundle) -> str:
+    return bundle.source.stem if bundle.source is not None else "model"
 
 
 def _split_data(bundle: ModelBundle, options: ExportOptions) -> tuple[list[Inputs], list[Inputs]]:
