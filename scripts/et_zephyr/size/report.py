@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The footprint as a table, a JSON document and a picture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .footprint import ORDER, Footprint
+
+
+def render_table(footprint: Footprint, other: Footprint | None = None) -> str:
+    """Bytes per component; with `other`, the change from it as well."""
+    names = [n for n in ORDER if n in footprint.flash or n in footprint.ram]
+    if other is not None:
+        names += [n for n in ORDER if n not in names and (n in other.flash or n in other.ram)]
+        names.sort(key=ORDER.index)
+    header = ["component", f"flash ({footprint.flash_region})", f"RAM ({footprint.ram_region})"]
+    if other is not None:
+        header = [header[0], header[1], "change", header[2], "change"]
+    rows = [header]
+    for name in [*names, "total"]:
+        rows.append(_row(name, footprint, other))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = []
+    for index, row in enumerate(rows):
+        if index == len(rows) - 1:
+            lines.append("  ".join("-" * w for w in widths))
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        lines.append("  ".join(cells))
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _row(name: str, footprint: Footprint, other: Footprint | None) -> list[str]:
+    flash, ram = _sizes(footprint, name)
+    if other is None:
+        return [name, f"{flash:,}", f"{ram:,}"]
+    old_flash, old_ram = _sizes(other, name)
+    return [name, f"{flash:,}", _change(flash - old_flash), f"{ram:,}", _change(ram - old_ram)]
+
+
+def _sizes(footprint: Footprint, name: str) -> tuple[int, int]:
+    if name == "total":
+        return footprint.flash_total, footprint.ram_total
+    return footprint.flash.get(name, 0), footprint.ram.get(name, 0)
+
+
+def _change(delta: int) -> str:
+    return f"{delta:+,}" if delta else "0"
+
+
+def write_plot(footprint: Footprint, path: Path, title: str) -> None:
+    """Two stacked bars, flash and RAM, one colour per component."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    names = [n for n in ORDER if n in footprint.flash or n in footprint.ram]
+    colours = plt.get_cmap("tab20").colors
+    figure, axes = plt.subplots(figsize=(10, 3.2), dpi=100)
+    for row, sizes in enumerate((footprint.ram, footprint.flash)):
+        left = 0
+        for index, name in enumerate(names):
+            size = sizes.get(name, 0)
+            if not size:
+                continue
+            axes.barh(
+                row,
+                size / 1024,
+                left=left / 1024,
+                color=colours[index % len(colours)],
+                edgecolor="white",
+            )
+            if size / max(sum(sizes.values()), 1) > 0.06:
+                axes.text(
+                    (left + size / 2) / 1024,
+                    row,
+                    f"{size / 1024:.1f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                )
+            left += size
+        axes.text(left / 1024, row, f"  {left / 1024:.1f} KiB", va="center", fontsize=9)
+    axes.set_yticks([0, 1], [f"RAM ({footprint.ram_region})", f"flash ({footprint.flash_region})"])
+    axes.set_xlabel("KiB")
+    axes.set_title(title, fontsize=10)
+    axes.spines[["top", "right"]].set_visible(False)
+    handles = [Patch(color=colours[i % len(colours)], label=name) for i, name in enumerate(names)]
+    axes.legend(
+        handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False
+    )
+    axes.set_xlim(0, max(footprint.flash_total, footprint.ram_total) / 1024 * 1.18)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)

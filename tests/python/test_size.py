@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: Apache-2.0
+"""et-size on firmware images the test links itself with arm-none-eabi-gcc."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from et_zephyr.errors import ExportError
+from et_zephyr.size.cli import build_parser, run
+from et_zephyr.size.footprint import measure
+from size_fixture import sources
+
+FIXTURE = Path(__file__).with_name("size_fixture")
+GCC = "arm-none-eabi-gcc"
+pytestmark = pytest.mark.skipif(shutil.which(GCC) is None, reason="needs arm-none-eabi-gcc")
+
+
+def link_firmware(build_dir: Path, model_bytes: int = sources.MODEL_BYTES) -> Path:
+    """Compile the fixture sources where Zephyr would put them; link with a map."""
+    objects = []
+    for relative, text in sources.SOURCES.items():
+        text = text.replace(f".space {sources.MODEL_BYTES}", f".space {model_bytes}")
+        source = build_dir / relative
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(textwrap.dedent(text))
+        obj = build_dir / f"{relative}.obj"
+        subprocess.run(
+            [GCC, "-mcpu=cortex-m4", "-mthumb", "-Os", "-ffunction-sections", "-fdata-sections",
+             "-fno-exceptions", "-fno-unwind-tables", "-c", relative, "-o", f"{relative}.obj"],
+            cwd=build_dir, check=True,
+        )  # fmt: skip
+        objects.append(str(obj.relative_to(build_dir)))
+    (build_dir / "zephyr").mkdir(exist_ok=True)
+    subprocess.run(
+        [GCC, "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-Wl,--gc-sections",
+         f"-T{FIXTURE / 'link.ld'}", "-Wl,-Map=zephyr/zephyr.map", "-o", "zephyr/zephyr.elf",
+         *objects],
+        cwd=build_dir, check=True,
+    )  # fmt: skip
+    return build_dir
+
+
+def section_sizes(elf: Path) -> dict[str, int]:
+    output = subprocess.run(
+        ["arm-none-eabi-size", "-A", str(elf)], capture_output=True, text=True, check=True
+    ).stdout
+    sizes = {}
+    for line in output.splitlines()[2:]:
+        parts = line.split()
+        if len(parts) == 3 and parts[1].isdigit():
+            sizes[parts[0]] = int(parts[1])
+    return sizes
+
+
+@pytest.fixture(scope="module")
+def firmware(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return link_firmware(tmp_path_factory.mktemp("firmware"))
+
+
+def test_known_bytes_land_in_their_components(firmware: Path) -> None:
+    footprint = measure(firmware / "zephyr/zephyr.elf", firmware / "zephyr/zephyr.map")
+    assert footprint.flash_region == "FLASH" and footprint.ram_region == "RAM"
+    assert footprint.flash["model"] == sources.MODEL_BYTES
+    assert "model" not in footprint.ram
+    assert footprint.ram["arenas"] == sources.ARENA_BYTES
+    assert footprint.ram["stacks"] == sources.STACK_BYTES
+    assert footprint.ram["kernel registry"] == sources.REGISTRY_BYTES
+    # Initialised data takes flash for its image and RAM at run time.
+    assert footprint.flash["application"] >= sources.APP_DATA_BYTES
+    assert footprint.ram["application"] == sources.APP_DATA_BYTES
+    for component in ("ExecuTorch core runtime", "CMSIS-NN", "Cortex-M kernels"):
+        assert footprint.flash[component] > 0, component
+        assert component not in footprint.ram
+
+
+def test_totals_match_the_elf_sections(firmware: Path) -> None:
+    footprint = measure(firmware / "zephyr/zephyr.elf", firmware / "zephyr/zephyr.map")
+    sizes = section_sizes(firmware / "zephyr/zephyr.elf")
+    assert footprint.flash_total == sizes["text"] + sizes["rodata"] + sizes["datas"]
+    assert footprint.ram_total == sizes["datas"] + sizes["bss"] + sizes["noinit"]
+
+
+def test_command_writes_json_and_plot_and_compares(firmware: Path, tmp_path: Path) -> None:
+    bigger = link_firmware(tmp_path / "bigger", model_bytes=sources.MODEL_BYTES + 1000)
+    args = build_parser().parse_args([str(bigger), "--compare", str(firmware)])
+    table = run(args)
+    model_row = next(line for line in table.splitlines() if line.startswith("model"))
+    assert model_row.split() == ["model", "5,096", "+1,000", "0", "0"]
+    document = json.loads((bigger / "size.json").read_text())
+    assert document["flash"]["model"] == sources.MODEL_BYTES + 1000
+    assert (bigger / "size.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_folder_without_firmware_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ExportError, match="zephyr.elf not found: is .* a Zephyr build folder"):
+        run(build_parser().parse_args([str(tmp_path)]))
+
+
+def test_registered_as_a_west_command() -> None:
+    import yaml
+
+    manifest = yaml.safe_load((REPO / "scripts/west-commands.yml").read_text())
+    names = [c["name"] for entry in manifest["west-commands"] for c in entry["commands"]]
+    assert names == ["et-export", "et-size"]
