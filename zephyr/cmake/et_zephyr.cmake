@@ -115,7 +115,8 @@ function(et_zephyr_executorch_flags target)
     SOURCE ${_srcs} APPEND
     PROPERTY COMPILE_OPTIONS $<$<COMPILE_LANGUAGE:CXX>:-Wno-deprecated-declarations>
              -Wno-unused-parameter -Wno-unused-variable -Wno-unused-function -Wno-sign-compare
-             -Wno-missing-field-initializers -Wno-shadow -Wno-double-promotion -Wno-format-security -Wno-format)
+             -Wno-missing-field-initializers -Wno-shadow -Wno-double-promotion -Wno-format-security -Wno-format
+             -Wno-maybe-uninitialized -Wno-psabi)
 endfunction()
 
 # cortex-mXX of the board's CPU, from Kconfig.
@@ -288,7 +289,7 @@ function(et_zephyr_add_model target)
                                                         PRIVATE NDEBUG)
     target_compile_options(et_zephyr_cmsis_nn PRIVATE ${_isa_opts})
     set_property(SOURCE ${_nn_srcs} APPEND PROPERTY COMPILE_OPTIONS -Wno-unused-parameter
-                 -Wno-sign-compare -Wno-double-promotion)
+                 -Wno-sign-compare -Wno-double-promotion -Wno-maybe-uninitialized -Wno-psabi)
     target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_CMSIS_NN_DIR}/Include)
     target_compile_definitions(${_lib} PRIVATE ARM_NN_ENABLE_F32=0 ARM_NN_ENABLE_F16=0)
     set_property(SOURCE ${ET_ZEPHYR_CORTEX_M_SOURCES} APPEND PROPERTY COMPILE_OPTIONS ${_isa_opts})
