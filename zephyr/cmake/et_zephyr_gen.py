@@ -542,6 +542,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--portable", type=int, default=1)
     p.add_argument("--profiling", type=int, default=0)
     p.add_argument("--verify", type=int, default=0)
+    p.add_argument(
+        "--no-kernel-sources",
+        action="store_true",
+        help="do not look for kernel sources (e.g. with the executorch wheel's YAML only)",
+    )
     args = p.parse_args(argv)
 
     try:
@@ -602,6 +607,8 @@ def main(argv: list[str] | None = None) -> int:
             base = name.split("::", 1)[1].split(".", 1)[0]
             fn = kernel_names[name].rpartition("::")[2]
             directory = et / ("backends/cortex_m/ops" if ns == "cortex_m" else "kernels/portable/cpu")
+            if args.no_kernel_sources:
+                continue
             src = _find_source(directory, base, fn)
             if src is None:
                 problems.append(f"{name}: no source defining {fn} in {directory}")
