@@ -79,10 +79,17 @@ def _bundle_from_factory_result(result: object, where: str, path: Path) -> Model
 
 def _as_inputs(value: object, where: str, what: str) -> Inputs:
     if isinstance(value, torch.Tensor):
-        return (value,)
+        value = (value,)
     if isinstance(value, (tuple, list)) and all(isinstance(v, torch.Tensor) for v in value):
-        return tuple(value)
+        return tuple(_dense(tensor) for tensor in value)
     raise ExportError(f"{where}(): {what} must be a tensor or a tuple of tensors")
+
+
+def _dense(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy with ordinary strides: a view's odd strides on size-1 dimensions
+    (e.g. numpy's `a[np.newaxis]` gives 0) would reach the program, which
+    cannot represent them."""
+    return tensor.detach().clone(memory_format=torch.contiguous_format)
 
 
 def _load_exported_program(path: Path) -> ModelBundle:

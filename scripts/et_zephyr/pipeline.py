@@ -103,9 +103,7 @@ def _has_convolution(graph: GraphModule) -> bool:
 
 
 def to_channels_last(inputs: Inputs) -> Inputs:
-    return tuple(
-        t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t for t in inputs
-    )
+    return tuple(t.clone(memory_format=torch.channels_last) if t.dim() == 4 else t for t in inputs)
 
 
 def capture_graph(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:

@@ -79,3 +79,13 @@ class SmallCNN(nn.Module):
 def small_cnn() -> tuple:
     torch.manual_seed(0)
     return SmallCNN(), _samples((1, 3, 8, 8), 1)[0], _samples((1, 3, 8, 8), 8)
+
+
+def numpy_view_inputs() -> tuple:
+    """Inputs as numpy views: `a[np.newaxis]` has a 0 stride on its new axis."""
+    import numpy as np
+
+    features = np.random.default_rng(0).normal(size=(8, 3, 8, 8)).astype(np.float32)
+    samples = [(torch.from_numpy(sample[np.newaxis]),) for sample in features]
+    torch.manual_seed(0)
+    return SmallCNN(), samples[0], samples

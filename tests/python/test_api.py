@@ -58,3 +58,10 @@ def test_quantization_aware_training_exports_to_cmsis_nn() -> None:
     artifacts = export_qat(prepared, example, ExportOptions(target="cortex-m55", name="qat"))
     assert artifacts.manifest["macs"]["cmsis_nn"] == 2_656_768
     assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 2
+
+
+def test_inputs_with_odd_strides_export() -> None:
+    from conftest import MODELS
+
+    artifacts = export(f"{MODELS}:numpy_view_inputs", ExportOptions(target="cortex-m4"))
+    assert artifacts.manifest["macs"]["cmsis_nn"] == artifacts.manifest["macs"]["total"]
