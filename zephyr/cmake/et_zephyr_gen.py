@@ -29,6 +29,9 @@ from pathlib import Path
 import yaml
 
 
+METHOD_ARENA_SLACK = 32
+
+
 class GenError(Exception):
     """A problem the user has to fix; printed without a traceback."""
 
@@ -405,6 +408,10 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
             f"{planned_need} bytes its planned buffers need (CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE)"
         )
     method_size = pick("CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE", args.method_arena, 8192)
+    if args.method_arena <= 0 and "CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE" in conf:
+        # et-export computes this for 32-bit; allow for alignment padding it may miss
+        # (seen: 4 bytes short for a cortex-m3 export).
+        method_size = (method_size + METHOD_ARENA_SLACK + 15) // 16 * 16
     temp_size = pick("CONFIG_ET_ZEPHYR_TEMP_ARENA_SIZE", args.temp_arena, 0)
 
     section = args.model_section
