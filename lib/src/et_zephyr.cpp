@@ -26,6 +26,9 @@
 #include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/kernel/operator_registry.h>
 #include <executorch/runtime/platform/runtime.h>
+#if defined(ET_ZEPHYR_PROFILING)
+#include <executorch/runtime/core/event_tracer.h>
+#endif
 
 #include "et_zephyr_port.h"
 #include "pte_reader.h"
@@ -122,6 +125,109 @@ class TrackingAllocator final : public et::MemoryAllocator {
     size_t failed_alignment_ = 1;
 };
 
+#if defined(ET_ZEPHYR_PROFILING)
+/*
+ * Event tracer that sums cycles per operator. Operator scopes are named after
+ * the operator ("ns::op.overload", et-zephyr's registration) or
+ * "native_call_op.overload" (ExecuTorch's codegen); the runtime's own events
+ * (method, instruction) are ignored.
+ */
+class OpProfiler final : public et::EventTracer {
+  public:
+    static constexpr size_t kMaxOps = 32;
+
+    void reset() {
+        for (size_t i = 0; i < n_; ++i) {
+            stats_[i].calls = 0;
+            stats_[i].cycles = 0;
+        }
+    }
+    size_t size() const { return n_; }
+    const et_zephyr_op_profile &at(size_t i) const { return stats_[i]; }
+
+    void create_event_block(const char * /*name*/) override {}
+    et::EventTracerEntry start_profiling(const char *name, et::ChainID chain_id,
+                                         et::DebugHandle debug_handle) override {
+        et::EventTracerEntry entry{};
+        entry.event_id = slot(name);
+        entry.chain_id = chain_id;
+        entry.debug_handle = debug_handle;
+        entry.start_time = et_zephyr_port_cycles();
+        return entry;
+    }
+    void end_profiling(et::EventTracerEntry entry) override {
+        if (entry.event_id >= 0 && static_cast<size_t>(entry.event_id) < n_) {
+            stats_[entry.event_id].calls++;
+            stats_[entry.event_id].cycles += et_zephyr_port_cycles() - entry.start_time;
+        }
+    }
+    et::EventTracerEntry start_profiling_delegate(const char * /*name*/,
+                                                  et::DelegateDebugIntId /*index*/) override {
+        et::EventTracerEntry entry{};
+        entry.event_id = -1;
+        return entry;
+    }
+    void end_profiling_delegate(et::EventTracerEntry /*entry*/, const void * /*metadata*/,
+                                size_t /*metadata_len*/) override {}
+    void log_profiling_delegate(const char * /*name*/, et::DelegateDebugIntId /*index*/,
+                                et_timestamp_t /*start*/, et_timestamp_t /*end*/,
+                                const void * /*metadata*/, size_t /*metadata_len*/) override {}
+    void track_allocation(et::AllocatorID /*id*/, size_t /*size*/) override {}
+    et::AllocatorID track_allocator(const char * /*name*/) override { return 0; }
+    et::Result<bool> log_evalue(const et::EValue & /*evalue*/,
+                                et::LoggedEValueType /*type*/) override {
+        return false;
+    }
+    et::Result<bool> log_intermediate_output_delegate(const char *, et::DelegateDebugIntId,
+                                                      const aten::Tensor &) override {
+        return false;
+    }
+    et::Result<bool> log_intermediate_output_delegate(const char *, et::DelegateDebugIntId,
+                                                      const et::ArrayRef<aten::Tensor>) override {
+        return false;
+    }
+    et::Result<bool> log_intermediate_output_delegate(const char *, et::DelegateDebugIntId,
+                                                      const int &) override {
+        return false;
+    }
+    et::Result<bool> log_intermediate_output_delegate(const char *, et::DelegateDebugIntId,
+                                                      const bool &) override {
+        return false;
+    }
+    et::Result<bool> log_intermediate_output_delegate(const char *, et::DelegateDebugIntId,
+                                                      const double &) override {
+        return false;
+    }
+    void set_delegation_intermediate_output_filter(et::EventTracerFilterBase *) override {}
+
+  private:
+    int64_t slot(const char *name) {
+        if (name == nullptr) {
+            return -1;
+        }
+        static const char kPrefix[] = "native_call_";
+        if (std::strncmp(name, kPrefix, sizeof(kPrefix) - 1) == 0) {
+            name += sizeof(kPrefix) - 1;
+        } else if (std::strstr(name, "::") == nullptr || std::strchr(name, '.') == nullptr) {
+            return -1;
+        }
+        for (size_t i = 0; i < n_; ++i) {
+            if (stats_[i].op == name || std::strcmp(stats_[i].op, name) == 0) {
+                return static_cast<int64_t>(i);
+            }
+        }
+        if (n_ == kMaxOps) {
+            return -1;
+        }
+        stats_[n_] = et_zephyr_op_profile{name, 0, 0};
+        return static_cast<int64_t>(n_++);
+    }
+
+    et_zephyr_op_profile stats_[kMaxOps] = {};
+    size_t n_ = 0;
+};
+#endif
+
 /* Storage for an object constructed later (no default constructor, no heap). */
 template <typename T> class Slot {
   public:
@@ -141,6 +247,10 @@ template <typename T> class Slot {
     alignas(T) unsigned char storage_[sizeof(T)];
     T *ptr_ = nullptr;
 };
+
+#if defined(ET_ZEPHYR_PROFILING)
+Slot<OpProfiler> g_profiler;
+#endif
 
 struct Model {
     uint32_t magic;
@@ -507,7 +617,15 @@ int et_zephyr_init(struct et_zephyr_model *handle, const struct et_zephyr_config
     m->temp_alloc.emplace(static_cast<uint32_t>(cfg->temp_arena_size), cfg->temp_arena);
     m->memory.emplace(m->method_alloc.get(), m->planned.get(), m->temp_alloc.get());
 
-    et::Result<et::Method> method = m->program.get()->load_method(method_name, m->memory.get());
+    et::EventTracer *tracer = nullptr;
+#if defined(ET_ZEPHYR_PROFILING)
+    if (g_profiler.get() == nullptr) {
+        g_profiler.emplace();
+    }
+    tracer = g_profiler.get();
+#endif
+    et::Result<et::Method> method =
+        m->program.get()->load_method(method_name, m->memory.get(), tracer);
     if (!method.ok()) {
         const et::Error e = method.error();
         if (e == et::Error::MemoryAllocationFailed && m->method_alloc.get()->failed()) {
@@ -768,6 +886,40 @@ int et_zephyr_run(struct et_zephyr_model *handle) {
 uint64_t et_zephyr_last_run_cycles(const struct et_zephyr_model *handle) {
     const Model *m = ready(handle);
     return m != nullptr ? m->last_cycles : 0;
+}
+
+int et_zephyr_get_op_profile(const struct et_zephyr_model *handle, struct et_zephyr_op_profile *out,
+                             size_t max, size_t *count) {
+    if (ready(handle) == nullptr) {
+        ETZ_ERR("op_profile: model not initialized");
+        return ET_ZEPHYR_ERR_NOT_INITIALIZED;
+    }
+    if ((out == nullptr && max != 0) || count == nullptr) {
+        ETZ_ERR("op_profile: no output given");
+        return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
+    }
+#if defined(ET_ZEPHYR_PROFILING)
+    const OpProfiler *p = g_profiler.get();
+    const size_t n = p != nullptr ? p->size() : 0;
+    for (size_t i = 0; i < n && i < max; ++i) {
+        out[i] = p->at(i);
+    }
+    *count = n < max ? n : max;
+    return ET_ZEPHYR_OK;
+#else
+    *count = 0;
+    ETZ_ERR("op_profile: built without per-operator profiling (CONFIG_ET_ZEPHYR_PROFILING)");
+    return ET_ZEPHYR_ERR_UNSUPPORTED;
+#endif
+}
+
+void et_zephyr_op_profile_reset(struct et_zephyr_model *handle) {
+    (void)handle;
+#if defined(ET_ZEPHYR_PROFILING)
+    if (g_profiler.get() != nullptr) {
+        g_profiler.get()->reset();
+    }
+#endif
 }
 
 size_t et_zephyr_method_arena_used(const struct et_zephyr_model *handle) {

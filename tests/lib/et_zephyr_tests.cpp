@@ -158,6 +158,14 @@ void test_init_run(const std::string &dir) {
     CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_ERR_INPUT_NOT_SET);
     CHECK_LOG("input 0 not set since the last run");
 
+    /* Host builds have no per-operator profiling: say so. */
+    et_zephyr_op_profile prof[4];
+    size_t nprof = 99;
+    host_log_clear();
+    CHECK_RC(et_zephyr_get_op_profile(&g_model, prof, 4, &nprof), ET_ZEPHYR_ERR_UNSUPPORTED);
+    CHECK(nprof == 0);
+    CHECK_LOG("CONFIG_ET_ZEPHYR_PROFILING");
+
     et_zephyr_deinit(&g_model);
     CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_ERR_NOT_INITIALIZED);
     CHECK(et_zephyr_num_inputs(&g_model) == 0);

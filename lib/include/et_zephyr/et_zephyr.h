@@ -190,6 +190,15 @@ struct et_zephyr_model {
     } opaque;
 };
 
+/** Cycles spent in one operator (CONFIG_ET_ZEPHYR_PROFILING). */
+struct et_zephyr_op_profile {
+    /** Operator name, e.g. "cortex_m::quantized_conv2d.out". */
+    const char *op;
+    /** Kernel calls and their cycles, summed over the runs since init or the last reset. */
+    uint32_t calls;
+    uint64_t cycles;
+};
+
 /** Name of a status code, e.g. "ET_ZEPHYR_ERR_OPERATOR_MISSING". */
 const char *et_zephyr_status_str(int status);
 
@@ -269,6 +278,21 @@ uint64_t et_zephyr_last_run_cycles(const struct et_zephyr_model *model);
 
 /** Bytes of the method arena used by the loaded method. */
 size_t et_zephyr_method_arena_used(const struct et_zephyr_model *model);
+
+/**
+ * Per-operator cycles collected by the ExecuTorch event tracer.
+ *
+ * Writes up to @p max entries (one per operator, in order of first call) to
+ * @p out and their number to @p count. Needs the runtime built with
+ * CONFIG_ET_ZEPHYR_PROFILING; one model is profiled at a time.
+ *
+ * @retval ET_ZEPHYR_ERR_UNSUPPORTED built without profiling.
+ */
+int et_zephyr_get_op_profile(const struct et_zephyr_model *model, struct et_zephyr_op_profile *out,
+                             size_t max, size_t *count);
+
+/** Zero the per-operator counters. */
+void et_zephyr_op_profile_reset(struct et_zephyr_model *model);
 
 #ifdef __cplusplus
 }
