@@ -9,26 +9,27 @@
  * The C API of the et-zephyr module. It is callable from C and C++; the
  * implementation is C++17 built without exceptions, RTTI or heap.
  *
- * Typical use (sizes come from the Kconfig fragment et-export writes):
+ * Typical use with the Zephyr module: `et_zephyr_add_model(app PTE kws.pte)` in
+ * CMakeLists.txt generates `kws_model.h` with a ready configuration (the .pte in
+ * flash, static arenas sized from et-export's kws.conf):
  *
  * @code
- * static uint8_t planned[CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE] __aligned(16);
- * static uint8_t method[CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE] __aligned(16);
+ * #include "kws_model.h"
+ *
  * static struct et_zephyr_model model;
  *
- * struct et_zephyr_config cfg = {
- *         .pte = kws_pte, .pte_size = kws_pte_size,
- *         .planned_arena = planned, .planned_arena_size = sizeof(planned),
- *         .method_arena = method, .method_arena_size = sizeof(method),
- * };
- * if (et_zephyr_init(&model, &cfg) != ET_ZEPHYR_OK) { ... }
+ * if (et_zephyr_init(&model, &kws_config) != ET_ZEPHYR_OK) { ... }
  * for (;;) {
  *         et_zephyr_set_input(&model, 0, features, sizeof(features));
  *         et_zephyr_run(&model);
  *         struct et_zephyr_tensor_info out;
- *         et_zephyr_output_info(&model, 0, &out);
+ *         et_zephyr_output_info(&model, 0, &out);  // out.data, out.shape, out.scale
  * }
  * @endcode
+ *
+ * Without the generated configuration, fill a struct et_zephyr_config with the
+ * .pte (16-byte aligned) and arenas; et_zephyr_get_requirements() gives the
+ * planned arena size before initialization.
  *
  * Every function returning `int` returns ::ET_ZEPHYR_OK (0) or a value of
  * ::et_zephyr_status. Every failure also emits one log line saying what was
