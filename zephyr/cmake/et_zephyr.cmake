@@ -49,6 +49,19 @@ function(et_zephyr_locate_sources)
     endif()
     set(ET_ZEPHYR_CMSIS_NN_DIR ${_dir} CACHE PATH "CMSIS-NN source tree")
   endif()
+  # The program schema and the Python side (et-export) must be the same release.
+  if(EXISTS ${ET_ZEPHYR_EXECUTORCH_DIR}/version.txt)
+    file(STRINGS ${ET_ZEPHYR_EXECUTORCH_DIR}/version.txt _src_version LIMIT_COUNT 1)
+    execute_process(
+      COMMAND ${PYTHON_EXECUTABLE} -c "from executorch.version import __version__; print(__version__)"
+      OUTPUT_VARIABLE _py_version OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)
+    string(REGEX REPLACE "[+].*$" "" _py_version "${_py_version}")
+    if(_rc EQUAL 0 AND NOT _py_version STREQUAL _src_version)
+      message(WARNING "et-zephyr: ExecuTorch source ${_src_version} (${ET_ZEPHYR_EXECUTORCH_DIR}) "
+                      "differs from the installed executorch package ${_py_version}: programs "
+                      "exported with the package may not load")
+    endif()
+  endif()
   if(NOT ET_ZEPHYR_FLATC)
     execute_process(
       COMMAND ${PYTHON_EXECUTABLE} -c
