@@ -24,8 +24,9 @@ from . import npu, pipeline
 from .analysis import mac_totals, operator_stats, portable_mac_operators
 from .artifacts import Artifacts, build_artifacts
 from .calibration import load_calibration_file, random_calibration
+from .compaction import compact_program
 from .errors import ExportError
-from .io_spec import program_io
+from .io_spec import program_io, with_program_dim_orders
 from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
 from .memory import arena_sizes, planned_lower_bound
@@ -147,6 +148,7 @@ def _lower(
                 io[1][0].scale,
             )
     program = pipeline.plan_and_serialize(lowered)
+    pte, serialized = compact_program(program.buffer)
     final_graph = program.exported_program().graph_module
     stats = operator_stats(final_graph) | npu.delegate_stats(program.exported_program())
     stranded = portable_mac_operators(stats)
@@ -158,11 +160,11 @@ def _lower(
     return build_artifacts(
         name=name,
         target=target,
-        program=program,
-        io=io,
+        pte=pte,
+        io=with_program_dim_orders(io, serialized.execution_plan[0]),
         stats=stats,
         macs=mac_totals(stats),
-        arenas=arena_sizes(program.executorch_program.execution_plan[0]),
+        arenas=arena_sizes(serialized.execution_plan[0]),
         lower_bound=planned_lower_bound(final_graph),
         vectors=vectors,
         agreement=agreement,

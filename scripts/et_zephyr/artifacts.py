@@ -15,7 +15,6 @@ from pathlib import Path
 import executorch.version
 import numpy as np
 import torch
-from executorch.exir import ExecutorchProgramManager
 
 from . import __version__
 from .analysis import OperatorStats, histogram
@@ -42,7 +41,7 @@ def build_artifacts(
     *,
     name: str,
     target: Target,
-    program: ExecutorchProgramManager,
+    pte: bytes,
     io: tuple[list[TensorIO], list[TensorIO]],
     stats: dict[str, OperatorStats],
     macs: dict[str, int],
@@ -53,7 +52,6 @@ def build_artifacts(
     npu: str | None,
     exposed: list[str],
 ) -> Artifacts:
-    pte = bytes(program.buffer)
     kernels = program_kernels(pte)
     inputs, outputs = io
     manifest: dict[str, object] = {

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
+from executorch.exir.schema import ExecutionPlan
 from torch.export import ExportedProgram
 from torch.fx import Node
 
@@ -48,6 +49,25 @@ def program_io(program: ExportedProgram) -> tuple[list[TensorIO], list[TensorIO]
         for node in output_node.args[0]
     ]
     return inputs, outputs
+
+
+def with_program_dim_orders(
+    io: tuple[list[TensorIO], list[TensorIO]], plan: ExecutionPlan
+) -> tuple[list[TensorIO], list[TensorIO]]:
+    """Take the dim orders the serialized program holds.
+
+    Where a dimension has size 1, several orders give the same bytes and
+    the program may state another one than PyTorch's strides suggest.
+    """
+    inputs, outputs = io
+
+    def restated(specs: list[TensorIO], indices: list[int]) -> list[TensorIO]:
+        return [
+            replace(spec, dim_order=tuple(plan.values[index].val.dim_order))
+            for spec, index in zip(specs, indices)
+        ]
+
+    return restated(inputs, plan.inputs), restated(outputs, plan.outputs)
 
 
 def _converted_by(users: dict[Node, None], target: object) -> Node | None:
