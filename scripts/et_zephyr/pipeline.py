@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The export pipeline, one named step per concern, in the order they run.
 
-prepare_model -> capture_graph -> fold_batch_norm -> quantize
--> to_edge_dialect -> lower_to_cortex_m -> drop_unused_constants
--> check_kernels -> run_on_host (reference) -> plan_and_serialize
+prepare_model -> capture_graph -> fold_batch_norm -> quantize -> to_edge_dialect
+-> lower_to_cortex_m -> remove_noop_pads -> drop_unused_constants
+-> check_kernels (kernels.py) -> expose_activations (if asked)
+-> run_on_host (the reference) -> plan_and_serialize -> compact_program (compaction.py)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from executorch.exir import (
     ExecutorchProgramManager,
     to_edge,
 )
+from executorch.exir.dialects._ops import ops as exir_ops
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind, OutputSpec, TensorArgument
 from torch.fx import GraphModule
@@ -42,6 +44,7 @@ _CONVOLUTIONS = {
     torch.ops.aten.conv2d.padding,
     torch.ops.aten.convolution.default,
 }
+_CORTEX_M_PAD = exir_ops.edge.cortex_m.pad.default
 _BATCH_NORMS = {
     torch.ops.aten.batch_norm.default,
     torch.ops.aten._native_batch_norm_legit_no_training.default,
@@ -162,6 +165,24 @@ def lower_to_cortex_m(edge: EdgeProgramManager, target: Target) -> ExportedProgr
     """
     manager = CortexMPassManager(edge.exported_program(), target_config=target.config)
     return manager.transform()
+
+
+def remove_noop_pads(program: ExportedProgram) -> int:
+    """Drop cortex_m::pad calls that pad nothing (e.g. before an average pool):
+    each would copy a whole activation. Returns how many went."""
+    graph = program.graph_module.graph
+    removed = 0
+    for node in list(graph.nodes):
+        if node.target != _CORTEX_M_PAD:
+            continue
+        _, pre_pad, post_pad = node.args[:3]
+        if any(pre_pad) or any(post_pad):
+            continue
+        node.replace_all_uses_with(node.args[0])
+        graph.erase_node(node)
+        removed += 1
+    program.graph_module.recompile()
+    return removed
 
 
 def drop_unused_constants(program: ExportedProgram) -> int:

@@ -146,3 +146,17 @@ def test_exposing_a_layer_the_model_lacks_is_refused() -> None:
 
     with pytest.raises(ExportError, match="cannot expose MAC layer 10: the model has 10"):
         export(KWS_MODEL, ExportOptions(expose_activations=(10,)))
+
+
+def test_no_pad_that_pads_nothing_is_left(export_kws) -> None:
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    pte = export_kws("cortex-m55").path(".pte").read_bytes()
+    plan = deserialize_pte_binary(pte).program.execution_plan[0]
+    pads = [op_index for op_index, op in enumerate(plan.operators) if op.name == "cortex_m::pad"]
+    for instruction in plan.chains[0].instructions:
+        call = instruction.instr_args
+        if call.op_index in pads:
+            pre_pad, post_pad = (plan.values[call.args[i]].val.items for i in (1, 2))
+            values = [plan.values[i].val.int_val for i in [*pre_pad, *post_pad]]
+            assert any(values), "a cortex_m::pad with all-zero padding is a plain copy"
