@@ -18,6 +18,7 @@ import torch
 
 from . import __version__
 from .analysis import OperatorStats, histogram
+from .codegen import schemas_yaml
 from .errors import ExportError
 from .io_spec import TensorIO, device_bytes
 from .loading import Inputs
@@ -90,6 +91,7 @@ def build_artifacts(
         f"{name}.ops.yaml": f"# {header}\n{ops_yaml(kernels, name)}".encode(),
         f"{name}.conf": kconfig_fragment(name, arenas, _kernel_slots(kernels), header).encode(),
         f"{name}.json": (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode(),
+        f"{name}.schemas.yaml": schemas_yaml(kernels).encode(),
     }
     if vectors is not None:
         files[f"{name}.vectors.npz"] = _vectors_npz(vectors, inputs, outputs)

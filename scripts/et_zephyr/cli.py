@@ -19,6 +19,7 @@ Cortex-M, with CMSIS-NN kernels, and write everything the Zephyr build needs:
   NAME.ops.yaml      the operators it calls (selective build: only their kernels are linked)
   NAME.conf          Kconfig fragment with the arena sizes it needs
   NAME.json          manifest: inputs/outputs, operators, MACs, memory, versions
+  NAME.schemas.yaml  the operators' schemas, so the firmware build needs no torch
   NAME.vectors.npz   test inputs and the host-reference outputs the device must reproduce
 
 The pipeline: eval mode, BatchNorm folding, channels_last where convolutions

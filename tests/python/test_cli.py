@@ -50,6 +50,7 @@ def test_report_and_default_output_folder(tmp_path: Path) -> None:
         "models.json",
         "models.ops.yaml",
         "models.pte",
+        "models.schemas.yaml",
         "models.vectors.npz",
     ]
     assert "et-export: models for cortex-m33 (DSP)" in result.stdout

@@ -28,7 +28,7 @@ def test_every_target_exports_kws(export_kws, target: str) -> None:
     assert manifest["target"]["cpu"] == target
     assert manifest["macs"]["total"] == KWS_MACS
     assert manifest["pte_bytes"] == result.path(".pte").stat().st_size
-    for suffix in (".pte", ".ops.yaml", ".conf", ".json", ".vectors.npz"):
+    for suffix in (".pte", ".ops.yaml", ".conf", ".json", ".schemas.yaml", ".vectors.npz"):
         assert result.path(suffix).stat().st_size > 0
 
 
@@ -47,6 +47,9 @@ def test_ops_yaml_lists_exactly_the_pte_operators(export_kws, target: str) -> No
     called = pte_operators(result.path(".pte").read_bytes())
     assert set(listed["operators"]) == called
     assert set(listed["et_kernel_metadata"]) == called
+    schemas = yaml.safe_load(result.path(".schemas.yaml").read_text())
+    assert set(schemas) == called
+    assert all(schema.startswith(f"{op}(") for op, schema in schemas.items())
     assert listed["include_all_operators"] is False
     # The convolutions take int8 (dtype 1) channels_last (dim order 0,2,3,1) tensors.
     conv_keys = listed["et_kernel_metadata"]["cortex_m::quantized_conv2d.out"]
