@@ -4,12 +4,15 @@
 Input: 49x10 MFCC features (one channel). Output: 12 logits (10 keywords,
 silence, unknown). 2,656,768 MACs, about 22.6 K parameters after BatchNorm
 folding: the reference architecture of the MLPerf Tiny KWS benchmark.
+The shipped weights and calibration features come from train.py, which trains on
+keywords spoken by espeak-ng (features.py computes the MFCCs).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -31,6 +34,9 @@ INPUT_SHAPE = (1, 1, 49, 10)
 CHANNELS = 64
 BLOCKS = 4
 WEIGHTS = Path(__file__).with_name("kws_weights.pt")
+# Written by train.py: MFCCs of training clips, and of test clips with their labels.
+CALIBRATION = Path(__file__).with_name("calibration.npz")
+TEST_CLIPS = Path(__file__).with_name("test_clips.npz")
 
 
 class DSCNN(nn.Module):
@@ -71,15 +77,26 @@ def _calibration_inputs(count: int) -> list[tuple[torch.Tensor]]:
     return [(torch.randn(INPUT_SHAPE, generator=generator) * 8.0,) for _ in range(count)]
 
 
+def _training_features() -> list[tuple[torch.Tensor]]:
+    """MFCCs of training clips, written by train.py."""
+    with np.load(CALIBRATION) as data:
+        features = torch.from_numpy(data["features"])
+    # split() keeps ordinary strides. A numpy newaxis gives the batch dimension a stride
+    # of 0, and then et-export's manifest and program disagree on the input dim_order.
+    return [(sample,) for sample in features.split(1)]
+
+
 def kws() -> tuple[nn.Module, tuple[torch.Tensor], list[tuple[torch.Tensor]]]:
     """et-export factory: the model, example inputs and calibration inputs.
 
-    Uses the trained weights shipped beside this file when present, and a
-    seeded initialisation otherwise.
+    Uses the trained weights and calibration features shipped beside this file when
+    present, and a seeded initialisation and random calibration otherwise.
     """
     torch.manual_seed(0)
     model = DSCNN()
     if WEIGHTS.exists():
         model.load_state_dict(torch.load(WEIGHTS, weights_only=True))
-    calibration = _calibration_inputs(16)
+    # Real speech features give the INT8 scales the range speech needs; random ones
+    # only keep the export working before train.py has run.
+    calibration = _training_features() if CALIBRATION.exists() else _calibration_inputs(16)
     return model, calibration[0], calibration
