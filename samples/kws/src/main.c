@@ -1,0 +1,159 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * Runs et-export's test inputs through the embedded model and prints, for each,
+ * the recognized class, its score and the cycles of the inference, then one
+ * "ET_OUTPUT <input> <output> <hex>" line per output with its raw bytes (the
+ * pytest harness compares them with the host reference), and a final
+ * "ET_DONE PASS|FAIL" line from the firmware's own CRC-32 check against the
+ * expected bytes (the console harness of FVP runs matches it).
+ *
+ * The model comes from APP_MODEL_HEADER / APP_MODEL_CONFIG (set by CMake), the
+ * vectors from vectors.h (gen_vectors.py). samples/hello uses this file too.
+ */
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <zephyr/kernel.h>
+#include <zephyr/sys/crc.h>
+#include <zephyr/sys/printk.h>
+
+#include <et_zephyr/et_zephyr.h>
+
+#include APP_MODEL_HEADER
+#include "vectors.h"
+
+static struct et_zephyr_model model;
+
+/* "-12.345" for a value, with three decimals (printk has no %f). */
+static const char *fixed3(char *buf, size_t size, float value) {
+    const char *sign = value < 0.0f ? "-" : "";
+    uint32_t milli = (uint32_t)(fabsf(value) * 1000.0f + 0.5f);
+
+    snprintk(buf, size, "%s%u.%03u", sign, milli / 1000U, milli % 1000U);
+    return buf;
+}
+
+static void print_hex(const uint8_t *data, size_t size) {
+    static const char digits[] = "0123456789abcdef";
+    char chunk[65];
+    size_t n = 0;
+
+    for (size_t i = 0; i < size; i++) {
+        chunk[n++] = digits[data[i] >> 4];
+        chunk[n++] = digits[data[i] & 0xfU];
+        if (n == sizeof(chunk) - 1 || i + 1 == size) {
+            chunk[n] = '\0';
+            printk("%s", chunk);
+            n = 0;
+        }
+    }
+}
+
+/* Recognized class and its softmax probability, when output 0 holds float scores. */
+static void print_result(int index, uint32_t cycles) {
+    struct et_zephyr_tensor_info out;
+    char score[16];
+    char logit[16];
+
+    if (et_zephyr_output_info(&model, 0, &out) != ET_ZEPHYR_OK ||
+        out.dtype != ET_ZEPHYR_DTYPE_FLOAT32 || out.numel == 0) {
+        printk("input %d: %u cycles\n", index, cycles);
+        return;
+    }
+    const float *y = out.data;
+    size_t best = 0;
+
+    for (size_t i = 1; i < out.numel; i++) {
+        if (y[i] > y[best]) {
+            best = i;
+        }
+    }
+    float sum = 0.0f;
+
+    for (size_t i = 0; i < out.numel; i++) {
+        sum += expf(y[i] - y[best]);
+    }
+    const char *label = NULL;
+
+#if VEC_NUM_LABELS > 0
+    if (best < VEC_NUM_LABELS) {
+        label = vec_labels[best];
+    }
+#endif
+    if (label != NULL) {
+        printk("input %d: \"%s\"", index, label);
+    } else {
+        printk("input %d: class %u", index, (unsigned int)best);
+    }
+    printk(" score %s (logit %s), %u cycles\n", fixed3(score, sizeof(score), 1.0f / sum),
+           fixed3(logit, sizeof(logit), y[best]), cycles);
+}
+
+int main(void) {
+    int rc = et_zephyr_init(&model, &APP_MODEL_CONFIG);
+
+    if (rc != ET_ZEPHYR_OK) {
+        printk("ET_DONE FAIL: et_zephyr_init: %s\n", et_zephyr_status_str(rc));
+        return 0;
+    }
+    if (et_zephyr_num_inputs(&model) != VEC_NUM_INPUTS ||
+        et_zephyr_num_outputs(&model) != VEC_NUM_OUTPUTS) {
+        printk("ET_DONE FAIL: the model has %u inputs and %u outputs, the vectors %u and %u\n",
+               (unsigned int)et_zephyr_num_inputs(&model),
+               (unsigned int)et_zephyr_num_outputs(&model), VEC_NUM_INPUTS, VEC_NUM_OUTPUTS);
+        return 0;
+    }
+    printk("%d test inputs, %d outputs each; method arena used %u bytes\n", VEC_COUNT,
+           VEC_NUM_OUTPUTS, (unsigned int)et_zephyr_method_arena_used(&model));
+
+    unsigned int matched = 0;
+
+    for (int v = 0; v < VEC_COUNT; v++) {
+        for (int i = 0; i < VEC_NUM_INPUTS && rc == ET_ZEPHYR_OK; i++) {
+            rc = et_zephyr_set_input(&model, i, vec_inputs[v][i].data, vec_inputs[v][i].size);
+        }
+        if (rc == ET_ZEPHYR_OK) {
+            rc = et_zephyr_run(&model);
+        }
+        if (rc != ET_ZEPHYR_OK) {
+            printk("ET_DONE FAIL: input %d: %s\n", v, et_zephyr_status_str(rc));
+            return 0;
+        }
+        print_result(v, (uint32_t)et_zephyr_last_run_cycles(&model));
+
+        for (int o = 0; o < VEC_NUM_OUTPUTS; o++) {
+            struct et_zephyr_tensor_info out;
+
+            rc = et_zephyr_output_info(&model, o, &out);
+            if (rc != ET_ZEPHYR_OK) {
+                printk("ET_DONE FAIL: output %d: %s\n", o, et_zephyr_status_str(rc));
+                return 0;
+            }
+            uint32_t crc = crc32_ieee(out.data, out.nbytes);
+            bool same = out.nbytes == vec_output_size[o] && crc == vec_output_crc[v][o];
+
+            if (IS_ENABLED(CONFIG_APP_PRINT_OUTPUTS)) {
+                printk("ET_OUTPUT %d %d ", v, o);
+                print_hex(out.data, out.nbytes);
+                printk("\n");
+            }
+            if (!same) {
+                printk("ET_MISMATCH input %d output %d: %u bytes crc32 %08x, expected %u "
+                       "bytes crc32 %08x\n",
+                       v, o, (unsigned int)out.nbytes, crc, (unsigned int)vec_output_size[o],
+                       vec_output_crc[v][o]);
+            }
+            matched += same ? 1U : 0U;
+        }
+    }
+    unsigned int total = VEC_COUNT * VEC_NUM_OUTPUTS;
+
+    printk("ET_DONE %s: %u of %u outputs match the host reference\n",
+           matched == total ? "PASS" : "FAIL", matched, total);
+    return 0;
+}
