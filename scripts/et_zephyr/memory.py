@@ -43,6 +43,7 @@ _BOXED_LIST = (12, 4)
 _CHAIN = (16, 4)
 _SPAN = (8, 4)
 _TENSOR_META = (12, 4)
+_BACKEND_DELEGATE = (40, 8)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,9 @@ def arena_sizes(plan: ExecutionPlan) -> ArenaSizes:
     method.allocate((1, 1), len(plan.inputs))
     for value in plan.values:
         _allocate_value(method, value.val)
+    # Even an empty delegate list aligns the cursor to 8 (a FreeableBuffer
+    # holds a uint64_t). A delegate's backend allocates more of its own.
+    method.allocate(_BACKEND_DELEGATE, len(plan.delegates))
     method.allocate(_CHAIN, len(plan.chains))
     temp = 0
     for chain in plan.chains:
