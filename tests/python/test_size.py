@@ -46,6 +46,14 @@ def link_firmware(build_dir: Path, model_bytes: int = sources.MODEL_BYTES) -> Pa
     return build_dir
 
 
+def measure_component(firmware: Path, source: str) -> int:
+    """Code bytes the map places from one object file."""
+    from et_zephyr.size.linker_map import parse_map
+
+    sections = parse_map(firmware / "zephyr/zephyr.map").sections
+    return sum(s.size for s in sections if s.source == source and s.output == "text")
+
+
 def section_sizes(elf: Path) -> dict[str, int]:
     output = subprocess.run(
         ["arm-none-eabi-size", "-A", str(elf)], capture_output=True, text=True, check=True
@@ -74,6 +82,8 @@ def test_known_bytes_land_in_their_components(firmware: Path) -> None:
     # Initialised data takes flash for its image and RAM at run time.
     assert footprint.flash["application"] >= sources.APP_DATA_BYTES
     assert footprint.ram["application"] == sources.APP_DATA_BYTES
+    linear = measure_component(firmware, "app/op_quantized_linear.cpp.obj")
+    assert footprint.flash["Cortex-M kernels"] >= linear > 0
     for component in ("ExecuTorch core runtime", "CMSIS-NN", "Cortex-M kernels"):
         assert footprint.flash[component] > 0, component
         assert component not in footprint.ram

@@ -30,6 +30,21 @@ def _source(*patterns: str) -> Rule:
     return lambda section, executable: bool(expression.search(section.source))
 
 
+def _either(*rules: Rule) -> Rule:
+    return lambda section, executable: any(rule(section, executable) for rule in rules)
+
+
+def _section(pattern: str) -> Rule:
+    """By input section name: with -ffunction-sections it carries the
+    (mangled) function name, which says where code came from even when its
+    object was archived into the application's library. Zephyr's own code
+    (e.g. its arm_mpu functions) is never matched this way."""
+    expression = re.compile(pattern)
+    return lambda section, executable: (
+        not section.source.startswith("zephyr/") and bool(expression.search(section.name))
+    )
+
+
 def _named(pattern: str, *, data_only: bool = False) -> Rule:
     expression = re.compile(pattern)
 
@@ -50,9 +65,31 @@ COMPONENTS: tuple[tuple[str, Rule], ...] = (
     ("stacks", _named(r"stack", data_only=True)),
     ("heap", _named(r"heap", data_only=True)),
     ("kernel registry", _source(r"operator_registry\.cpp", r"et_zephyr_registration\.cpp")),
-    ("CMSIS-NN", _source(r"cmsis[-_]nn")),
-    ("Cortex-M kernels", _source(r"backends/cortex_m/")),
-    ("portable kernels", _source(r"kernels/portable/", r"kernels/prim_ops/")),
+    (
+        "CMSIS-NN",
+        _either(
+            _source(r"cmsis[-_]nn", r"^(?!zephyr/)[^(]*\(arm_\w+\.c\.obj\)"),
+            _section(r"\.arm_"),
+        ),
+    ),
+    (
+        "Cortex-M kernels",
+        _either(
+            _source(
+                r"backends/cortex_m/",
+                r"\(op_(quantized_\w+|quantize_per_tensor|dequantize_per_tensor|pad|transpose)"
+                r"\.cpp\.obj\)",
+            ),
+            _section(r"8cortex_m"),
+        ),
+    ),
+    (
+        "portable kernels",
+        _either(
+            _source(r"kernels/portable/", r"kernels/prim_ops/"),
+            _section(r"5torch8executor6native"),
+        ),
+    ),
     ("ExecuTorch core runtime", _source(r"executorch/", r"et_zephyr_runtime")),
     (
         "et-zephyr C API",

@@ -18,6 +18,7 @@ SOURCES = {
         extern int et_runtime_execute(const uint8_t *program);
         extern int arm_convolve_s8(int);
         extern int cortex_m_quantized_conv2d_out(int);
+        extern int cortex_m_quantized_linear_out(int);
         extern int et_register_kernels(void);
         extern uint8_t *et_arenas(void);
         extern uint8_t *stack_base(void);
@@ -25,7 +26,8 @@ SOURCES = {
         __attribute__((used, section(".vectors"))) void reset(void)
         {{
             app_table[1] = et_runtime_execute(kws_pte) + arm_convolve_s8(1) +
-                cortex_m_quantized_conv2d_out(2) + et_register_kernels() +
+                cortex_m_quantized_conv2d_out(2) + cortex_m_quantized_linear_out(3) +
+                et_register_kernels() +
                 et_arenas()[0] + stack_base()[0];
             for (;;) {{ }}
         }}
@@ -66,6 +68,17 @@ SOURCES = {
     "executorch/backends/cortex_m/ops/op_quantized_conv2d.cpp": """
         extern "C" int arm_convolve_s8(int);
         extern "C" int cortex_m_quantized_conv2d_out(int x) { return arm_convolve_s8(x) + 2; }
+    """,
+    # Zephyr links a module's object library into the application's archive:
+    # the mangled namespace in the section name still says what this is.
+    "app/op_quantized_linear.cpp": """
+        namespace cortex_m {
+        int quantized_linear_out(int x) { return x * 5 - 3; }
+        }
+        extern "C" int cortex_m_quantized_linear_out(int x)
+        {
+            return cortex_m::quantized_linear_out(x);
+        }
     """,
     "zephyr/kernel/init.c": f"""
         #include <stdint.h>
