@@ -13,7 +13,8 @@ import pytest
 from conftest import REPO
 from et_zephyr.errors import ExportError
 from et_zephyr.size.cli import build_parser, run
-from et_zephyr.size.footprint import measure
+from et_zephyr.size.footprint import classify, measure
+from et_zephyr.size.linker_map import InputSection, parse_map
 from size_fixture import sources
 
 FIXTURE = Path(__file__).with_name("size_fixture")
@@ -46,12 +47,9 @@ def link_firmware(build_dir: Path, model_bytes: int = sources.MODEL_BYTES) -> Pa
     return build_dir
 
 
-def measure_component(firmware: Path, source: str) -> int:
-    """Code bytes the map places from one object file."""
-    from et_zephyr.size.linker_map import parse_map
-
+def sections_from(firmware: Path, source: str, name_part: str) -> list[InputSection]:
     sections = parse_map(firmware / "zephyr/zephyr.map").sections
-    return sum(s.size for s in sections if s.source == source and s.output == "text")
+    return [s for s in sections if s.source == source and name_part in s.name]
 
 
 def section_sizes(elf: Path) -> dict[str, int]:
@@ -82,8 +80,8 @@ def test_known_bytes_land_in_their_components(firmware: Path) -> None:
     # Initialised data takes flash for its image and RAM at run time.
     assert footprint.flash["application"] >= sources.APP_DATA_BYTES
     assert footprint.ram["application"] == sources.APP_DATA_BYTES
-    linear = measure_component(firmware, "app/op_quantized_linear.cpp.obj")
-    assert footprint.flash["Cortex-M kernels"] >= linear > 0
+    (kernel,) = sections_from(firmware, "app/op_quantized_linear.cpp.obj", "8cortex_m")
+    assert classify(kernel, executable=True) == "Cortex-M kernels"
     for component in ("ExecuTorch core runtime", "CMSIS-NN", "Cortex-M kernels"):
         assert footprint.flash[component] > 0, component
         assert component not in footprint.ram
