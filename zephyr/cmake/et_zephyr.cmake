@@ -304,6 +304,10 @@ function(et_zephyr_add_model target)
     target_compile_options(et_zephyr_cmsis_nn PRIVATE ${_isa_opts})
     set_property(SOURCE ${_nn_srcs} APPEND PROPERTY COMPILE_OPTIONS -Wno-unused-parameter
                  -Wno-sign-compare -Wno-double-promotion -Wno-maybe-uninitialized -Wno-psabi)
+    if(CONFIG_ET_ZEPHYR_KERNELS_FOR_SPEED)
+      # A source option comes after Zephyr's -Os, so it wins.
+      set_property(SOURCE ${_nn_srcs} APPEND PROPERTY COMPILE_OPTIONS -O3)
+    endif()
     target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_CMSIS_NN_DIR}/Include)
     target_compile_definitions(${_lib} PRIVATE ARM_NN_ENABLE_F32=0 ARM_NN_ENABLE_F16=0)
     set_property(SOURCE ${ET_ZEPHYR_CORTEX_M_SOURCES} APPEND PROPERTY COMPILE_OPTIONS ${_isa_opts})
