@@ -104,7 +104,7 @@ def test_vectors_hold_inputs_in_device_memory_order(export_kws) -> None:
 
 def test_int8_program_agrees_with_the_fake_quant_model(export_kws) -> None:
     agreement = export_kws("cortex-m55").manifest["agreement"]
-    assert agreement["samples"] == 4
+    assert agreement["samples"] >= 4
     assert agreement["top1_vs_fake_quant"] == 1.0
     assert agreement["max_steps_vs_fake_quant"] <= 2
 
