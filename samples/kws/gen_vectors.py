@@ -5,8 +5,12 @@ The header holds each test input's bytes in device order, the size and CRC-32
 of every expected output (so the firmware can say on its own whether it matches
 the host reference: the console check on FVPs), and the class labels read from
 the model file's LABELS tuple (without importing it, so no torch is needed).
+With --clips, labelled inputs (an .npz with "features" and "labels") are added
+too: the firmware reports its accuracy on them (there is no host reference for
+their bytes).
 
     gen_vectors.py --vectors kws.vectors.npz --out vectors.h [--labels model.py]
+                   [--clips test_clips.npz]
 """
 
 from __future__ import annotations
@@ -48,7 +52,34 @@ def c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render(vectors: dict[str, np.ndarray], labels: list[str], limit: int | None) -> str:
+def clip_inputs(vectors: dict[str, np.ndarray], clips: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Clips as input bytes in device order, and their labels.
+
+    Only for a model whose single float input is stored contiguously on the device
+    (checked against the test vectors' own input bytes).
+    """
+    inputs = vectors.get("input_0")
+    if inputs is None or "input_1_bytes" in vectors or inputs.dtype != np.float32:
+        raise SystemExit("gen_vectors: --clips needs a model with one float32 input")
+    if any(
+        np.ascontiguousarray(value).tobytes() != device.tobytes()
+        for value, device in zip(inputs, vectors["input_0_bytes"])
+    ):
+        raise SystemExit("gen_vectors: --clips: the input's device order is not contiguous")
+    with np.load(clips) as data:
+        features = data["features"].astype(np.float32)
+        labels = data["labels"].astype(np.int64)
+    shape = inputs.shape[1:]
+    rows = [np.ascontiguousarray(f.reshape(shape)).view(np.uint8).reshape(-1) for f in features]
+    return np.stack(rows), labels
+
+
+def render(
+    vectors: dict[str, np.ndarray],
+    labels: list[str],
+    limit: int | None,
+    clips: tuple[np.ndarray, np.ndarray] | None = None,
+) -> str:
     names = list(vectors)
     num_inputs = count_indexed(names, "input")
     num_outputs = count_indexed(names, "output")
@@ -104,6 +135,16 @@ def render(vectors: dict[str, np.ndarray], labels: list[str], limit: int | None)
         lines.append("static const char *const vec_labels[VEC_NUM_LABELS] = {")
         lines += [f"\t{c_string(label)}," for label in labels]
         lines.append("};")
+    clip_bytes, clip_labels = clips if clips is not None else (np.zeros((0, 0), np.uint8), [])
+    lines += ["", f"#define VEC_NUM_CLIPS {len(clip_labels)}"]
+    if len(clip_labels):
+        lines.append(f"static const uint8_t vec_clips[VEC_NUM_CLIPS][{clip_bytes.shape[1]}]")
+        lines.append("\t__aligned(16) = {")
+        for row in clip_bytes:
+            lines += ["\t{", c_bytes(row, "\t\t"), "\t},"]
+        lines.append("};")
+        values = ", ".join(str(int(label)) for label in clip_labels)
+        lines.append(f"static const uint8_t vec_clip_labels[VEC_NUM_CLIPS] = {{{values}}};")
     lines.append("")
     return "\n".join(lines)
 
@@ -114,11 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="header to write")
     parser.add_argument("--labels", type=Path, help="model file with a LABELS tuple")
     parser.add_argument("--max", type=int, help="use at most this many vectors")
+    parser.add_argument("--clips", type=Path, help=".npz of labelled inputs (features, labels)")
     args = parser.parse_args(argv)
     with np.load(args.vectors) as data:
-        vectors = {name: data[name] for name in data.files if name.endswith("_bytes")}
+        vectors = {name: data[name] for name in data.files}
     labels = read_labels(args.labels) if args.labels else []
-    text = render(vectors, labels, args.max)
+    clips = clip_inputs(vectors, args.clips) if args.clips else None
+    bytes_only = {name: array for name, array in vectors.items() if name.endswith("_bytes")}
+    text = render(bytes_only, labels, args.max, clips)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if not args.out.exists() or args.out.read_text() != text:
         args.out.write_text(text)

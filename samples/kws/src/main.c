@@ -54,6 +54,17 @@ static void print_hex(const uint8_t *data, size_t size) {
     }
 }
 
+static size_t argmax(const float *y, size_t n) {
+    size_t best = 0;
+
+    for (size_t i = 1; i < n; i++) {
+        if (y[i] > y[best]) {
+            best = i;
+        }
+    }
+    return best;
+}
+
 /* Recognized class and its softmax probability, when output 0 holds float scores. */
 static void print_result(int index, uint32_t cycles) {
     struct et_zephyr_tensor_info out;
@@ -66,13 +77,7 @@ static void print_result(int index, uint32_t cycles) {
         return;
     }
     const float *y = out.data;
-    size_t best = 0;
-
-    for (size_t i = 1; i < out.numel; i++) {
-        if (y[i] > y[best]) {
-            best = i;
-        }
-    }
+    size_t best = argmax(y, out.numel);
     float sum = 0.0f;
 
     for (size_t i = 0; i < out.numel; i++) {
@@ -93,6 +98,40 @@ static void print_result(int index, uint32_t cycles) {
     printk(" score %s (logit %s), %u cycles\n", fixed3(score, sizeof(score), 1.0f / sum),
            fixed3(logit, sizeof(logit), y[best]), cycles);
 }
+
+#if VEC_NUM_CLIPS > 0 && VEC_NUM_LABELS > 0
+static const char *label_name(size_t index) {
+    return index < VEC_NUM_LABELS ? vec_labels[index] : "?";
+}
+
+/* Labelled test clips: the device's own accuracy (no host reference for these bytes). */
+static void run_clips(void) {
+    unsigned int correct = 0;
+
+    for (int c = 0; c < VEC_NUM_CLIPS; c++) {
+        struct et_zephyr_tensor_info out;
+        int rc = et_zephyr_set_input(&model, 0, vec_clips[c], sizeof(vec_clips[c]));
+
+        if (rc == ET_ZEPHYR_OK) {
+            rc = et_zephyr_run(&model);
+        }
+        if (rc == ET_ZEPHYR_OK) {
+            rc = et_zephyr_output_info(&model, 0, &out);
+        }
+        if (rc != ET_ZEPHYR_OK || out.dtype != ET_ZEPHYR_DTYPE_FLOAT32) {
+            printk("clip %d: %s\n", c, et_zephyr_status_str(rc));
+            continue;
+        }
+        size_t best = argmax(out.data, out.numel);
+
+        correct += best == vec_clip_labels[c] ? 1U : 0U;
+        printk("clip %d: \"%s\" recognized as \"%s\", %u cycles\n", c,
+               label_name(vec_clip_labels[c]), label_name(best),
+               (uint32_t)et_zephyr_last_run_cycles(&model));
+    }
+    printk("ET_ACCURACY %u of %d test clips\n", correct, VEC_NUM_CLIPS);
+}
+#endif
 
 int main(void) {
     int rc = et_zephyr_init(&model, &APP_MODEL_CONFIG);
@@ -151,6 +190,9 @@ int main(void) {
             matched += same ? 1U : 0U;
         }
     }
+#if VEC_NUM_CLIPS > 0 && VEC_NUM_LABELS > 0
+    run_clips();
+#endif
     unsigned int total = VEC_COUNT * VEC_NUM_OUTPUTS;
 
     printk("ET_DONE %s: %u of %u outputs match the host reference\n",
