@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The firmware's outputs equal et-export's host reference, byte for byte.
+"""A sample's outputs equal et-export's host reference, byte for byte (kws and hello).
 
 Reads the "ET_OUTPUT <input> <output> <hex>" lines the sample prints and
 compares each with output_<output>_bytes[<input>] of the NAME.vectors.npz that
