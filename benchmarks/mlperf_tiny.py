@@ -59,12 +59,9 @@ def main() -> None:
         for target in targets:
             rows.append((name, target, *measure(model, target)))
             print(f"  measured {name} for {target}", file=sys.stderr)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    for index, row in enumerate(rows):
-        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
-        print("  ".join(cells))
-        if index == 0:
-            print("  ".join("-" * w for w in widths))
+    from et_zephyr.table import format_table
+
+    print("\n".join(format_table(rows, left=(0, 1))))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import re
 import sys
 from pathlib import Path
 
+from .table import format_table
+
 _LINE = re.compile(r"ET_PROFILE\s+(\S+)\s+(\d+)\s+(\d+)\s*$")
 
 
@@ -40,16 +42,7 @@ def render_profile(totals: dict[str, tuple[int, int]]) -> str:
         share = f"{100 * cycles / everything:.1f} %"
         table.append((name, f"{calls:,}", f"{cycles:,}", f"{per_call:,}", share))
     table.append(("total", "", f"{sum(c for _, c in totals.values()):,}", "", "100.0 %"))
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    lines = []
-    for index, row in enumerate(table):
-        if index == len(table) - 1:
-            lines.append("  ".join("-" * w for w in widths))
-        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
-        lines.append("  ".join(cells).rstrip())
-        if index == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return "\n".join(format_table(table, total_row=True))
 
 
 def main(argv: list[str] | None = None) -> int:

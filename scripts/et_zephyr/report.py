@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .artifacts import Artifacts
 from .kernels import CORTEX_M, ETHOS_U, PORTABLE
+from .table import format_table
 
 _PLACES = {CORTEX_M: "Cortex-M", PORTABLE: "portable", ETHOS_U: "Ethos-U"}
 
@@ -20,7 +21,7 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
     rows = [("operator", "calls", "MACs", "runs on")]
     for name, stats in artifacts.stats.items():
         rows.append((name, str(stats.calls), f"{stats.macs:,}", _PLACES[stats.runs_on]))
-    lines += ["", *_table(rows), ""]
+    lines += ["", *format_table(rows, left=(0, 3)), ""]
     macs = manifest["macs"]
     share = 100.0 * macs["cmsis_nn"] / macs["total"] if macs["total"] else 100.0
     lines.append(f"MACs on CMSIS-NN   {macs['cmsis_nn']:,} of {macs['total']:,} ({share:.1f} %)")
@@ -53,20 +54,6 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
         lines.append(f"written to         {out_dir}/")
         lines.append("                   " + "  ".join(artifacts.files))
     return "\n".join(lines)
-
-
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for index, row in enumerate(rows):
-        cells = [
-            cell.rjust(width) if 0 < column < 3 else cell.ljust(width)
-            for column, (cell, width) in enumerate(zip(row, widths))
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if index == 0:
-            lines.append("  ".join("-" * width for width in widths))
-    return lines
 
 
 def _steps(count: float) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..table import format_table
 from .footprint import ORDER, Footprint
 
 
@@ -20,16 +21,7 @@ def render_table(footprint: Footprint, other: Footprint | None = None) -> str:
     rows = [header]
     for name in [*names, "total"]:
         rows.append(_row(name, footprint, other))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = []
-    for index, row in enumerate(rows):
-        if index == len(rows) - 1:
-            lines.append("  ".join("-" * w for w in widths))
-        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
-        lines.append("  ".join(cells))
-        if index == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return "\n".join(format_table(rows, total_row=True))
 
 
 def _row(name: str, footprint: Footprint, other: Footprint | None) -> list[str]:
