@@ -4,9 +4,10 @@
 
 /*
  * Zephyr port of lib/: the ExecuTorch platform layer (PAL) and the et-zephyr
- * port hooks. Time comes from the kernel's hardware cycle counter, logs go to
- * Zephyr's logging subsystem, abort is k_panic(), and the PAL allocator
- * refuses every request (there is no heap: memory comes from static arenas).
+ * port hooks. Time comes from the DWT cycle counter (CONFIG_ET_ZEPHYR_CYCLES_DWT)
+ * or else the kernel's hardware cycle counter, logs go to Zephyr's logging
+ * subsystem, abort is k_panic(), and the PAL allocator refuses every request
+ * (there is no heap: memory comes from static arenas).
  */
 
 #include <stdarg.h>
@@ -28,19 +29,51 @@ LOG_MODULE_REGISTER(et_zephyr, CONFIG_ET_ZEPHYR_LOG_LEVEL);
 #define CONFIG_ET_ZEPHYR_LOG_LINE_MAX 160
 #endif
 
-extern "C" uint64_t et_zephyr_port_cycles(void) {
-#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
-    return k_cycle_get_64();
-#else
-    /* Extend the 32-bit counter; good for intervals shorter than a wrap. */
+#if defined(CONFIG_ET_ZEPHYR_CYCLES_DWT)
+#include <zephyr/init.h>
+
+#include <cmsis_core.h>
+
+static bool dwt_cycles;
+
+/* Start the DWT cycle counter; without one (NOCYCCNT) the system timer is used. */
+static int dwt_cycle_counter_start(void) {
+    DCB->DEMCR |= DCB_DEMCR_TRCENA_Msk;
+#if defined(CONFIG_CPU_CORTEX_M7)
+    DWT->LAR = 0xC5ACCE55; /* The M7's DWT is write-locked out of reset. */
+#endif
+    if ((DWT->CTRL & DWT_CTRL_NOCYCCNT_Msk) == 0) {
+        DWT->CYCCNT = 0;
+        DWT->CTRL |= DWT_CTRL_CYCCNTENA_Msk;
+        dwt_cycles = true;
+    }
+    return 0;
+}
+
+SYS_INIT(dwt_cycle_counter_start, APPLICATION, 0);
+#endif
+
+/* Extend a free-running 32-bit counter; good for intervals shorter than a wrap. */
+static uint64_t extend_counter(uint32_t now) {
     static uint32_t last;
     static uint64_t high;
-    const uint32_t now = k_cycle_get_32();
     if (now < last) {
         high += (uint64_t)1 << 32;
     }
     last = now;
     return high | now;
+}
+
+extern "C" uint64_t et_zephyr_port_cycles(void) {
+#if defined(CONFIG_ET_ZEPHYR_CYCLES_DWT)
+    if (dwt_cycles) {
+        return extend_counter(DWT->CYCCNT);
+    }
+#endif
+#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+    return k_cycle_get_64();
+#else
+    return extend_counter(k_cycle_get_32());
 #endif
 }
 
@@ -78,6 +111,8 @@ et_timestamp_t et_pal_current_ticks(void) {
 }
 
 et_tick_ratio_t et_pal_ticks_to_ns_multiplier(void) {
+    /* With SysTick as the system timer (Cortex-M's usual one) this rate is
+     * the CPU clock, which the DWT counter also ticks at. */
     return {NSEC_PER_SEC, (uint64_t)sys_clock_hw_cycles_per_sec()};
 }
 

@@ -130,6 +130,7 @@ def _lower(
         edge = npu.delegate_to_npu(fake_quant, prepared.example_inputs, npu_spec)
     lowered = pipeline.lower_to_cortex_m(edge, target)
     pipeline.remove_noop_pads(lowered)
+    pipeline.convolve_single_channel_inputs(lowered, target)
     pipeline.drop_unused_constants(lowered)
     check_kernels(lowered)
     exposed = pipeline.expose_activations(lowered, options.expose_activations)

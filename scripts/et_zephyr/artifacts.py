@@ -18,7 +18,7 @@ import torch
 
 from . import __version__
 from .analysis import OperatorStats, histogram
-from .codegen import schemas_yaml
+from .codegen import program_schema_headers, schemas_yaml
 from .errors import ExportError
 from .io_spec import TensorIO, device_bytes
 from .loading import Inputs
@@ -30,7 +30,8 @@ from .verify import Agreement
 
 @dataclass
 class Artifacts:
-    """The files of one export, by file name, and the manifest they describe."""
+    """The files of one export, by path relative to the output folder, and the manifest they
+    describe."""
 
     name: str
     files: dict[str, bytes]
@@ -93,6 +94,8 @@ def build_artifacts(
         f"{name}.json": (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode(),
         f"{name}.schemas.yaml": schemas_yaml(kernels).encode(),
     }
+    for header, content in program_schema_headers().items():
+        files[f"{name}.schema/{header}"] = content
     if vectors is not None:
         files[f"{name}.vectors.npz"] = _vectors_npz(vectors, inputs, outputs)
     return Artifacts(name, files, manifest, stats)
@@ -151,9 +154,11 @@ def write_outputs(artifacts: Artifacts, out_dir: Path) -> list[Path]:
         raise ExportError(f"cannot write to output folder {out_dir}: {error.strerror}") from error
     try:
         for file_name, content in artifacts.files.items():
+            (staging / file_name).parent.mkdir(exist_ok=True)
             (staging / file_name).write_bytes(content)
         paths = []
         for file_name in artifacts.files:
+            (out_dir / file_name).parent.mkdir(exist_ok=True)
             os.replace(staging / file_name, out_dir / file_name)
             paths.append(out_dir / file_name)
         return paths

@@ -20,6 +20,7 @@ Cortex-M, with CMSIS-NN kernels, and write everything the Zephyr build needs:
   NAME.conf          Kconfig fragment with the arena sizes it needs
   NAME.json          manifest: inputs/outputs, operators, MACs, memory, versions
   NAME.schemas.yaml  the operators' schemas, so the firmware build needs no torch
+  NAME.schema/       ExecuTorch's program schema as C++ headers, so it needs no flatc
   NAME.vectors.npz   test inputs and the host-reference outputs the device must reproduce
 
 The pipeline: eval mode, BatchNorm folding, channels_last where convolutions

@@ -2,7 +2,8 @@
 """The export pipeline, one named step per concern, in the order they run.
 
 prepare_model -> capture_graph -> fold_batch_norm -> quantize -> to_edge_dialect
--> lower_to_cortex_m -> remove_noop_pads -> drop_unused_constants
+-> lower_to_cortex_m -> remove_noop_pads -> convolve_single_channel_inputs
+-> drop_unused_constants
 -> check_kernels (kernels.py) -> expose_activations (if asked)
 -> run_on_host (the reference) -> plan_and_serialize -> compact_program (compaction.py)
 """
@@ -16,6 +17,9 @@ from dataclasses import dataclass
 import torch
 import torch.utils._pytree as pytree
 from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
+from executorch.backends.cortex_m.passes.scratch_buffer_sizes import (
+    required_cmsis_nn_buffer_sizes,
+)
 from executorch.exir import (
     EdgeCompileConfig,
     EdgeProgramManager,
@@ -45,6 +49,8 @@ _CONVOLUTIONS = {
     torch.ops.aten.convolution.default,
 }
 _CORTEX_M_PAD = exir_ops.edge.cortex_m.pad.default
+_CORTEX_M_CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
+_CORTEX_M_DEPTHWISE_CONV = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
 _BATCH_NORMS = {
     torch.ops.aten.batch_norm.default,
     torch.ops.aten._native_batch_norm_legit_no_training.default,
@@ -183,6 +189,45 @@ def remove_noop_pads(program: ExportedProgram) -> int:
         removed += 1
     program.graph_module.recompile()
     return removed
+
+
+def convolve_single_channel_inputs(program: ExportedProgram, target: Target) -> int:
+    """Lower depthwise convolutions of one input channel as regular convolutions.
+
+    Upstream lowers a convolution with one input channel (a KWS model's first layer) as a
+    depthwise one with a depth multiplier of C_out, which CMSIS-NN runs either through its
+    slow generic kernel or, on MVE, by transposing the weights to OHWI on every inference and
+    calling the convolution. The arithmetic is the same; the OHWI weights are made here, once.
+    Returns how many convolutions changed.
+    """
+    graph = program.graph_module.graph
+    parameters = program.graph_signature.inputs_to_parameters
+    changed = 0
+    for node in list(graph.nodes):
+        if node.target != _CORTEX_M_DEPTHWISE_CONV:
+            continue
+        x, weight, bias, stride, padding, dilation, _, *quantization, scratch = node.args
+        if x.meta["val"].shape[1] != 1 or len(weight.users) != 1 or weight.name not in parameters:
+            continue
+        # Depthwise weights are [1, H, W, C_out]; a convolution's are [C_out, H, W, C_in].
+        name = parameters[weight.name]
+        ohwi = program.state_dict[name].permute(3, 1, 2, 0).contiguous()
+        program.state_dict[name] = torch.nn.Parameter(ohwi, requires_grad=False)
+        weight.meta["val"] = weight.meta["val"].new_empty(ohwi.shape)
+        with graph.inserting_before(node):
+            conv = graph.call_function(
+                _CORTEX_M_CONV,
+                (x, weight, bias, stride, padding, dilation, *quantization, scratch),
+            )
+        conv.meta = node.meta
+        node.replace_all_uses_with(conv)
+        graph.erase_node(node)
+        (scratch_bytes,) = required_cmsis_nn_buffer_sizes(conv, target.config.backend)
+        scratch.args = (((scratch_bytes,), torch.uint8),)
+        scratch.meta["val"] = scratch.meta["val"].new_empty((scratch_bytes,))
+        changed += 1
+    program.graph_module.recompile()
+    return changed
 
 
 def drop_unused_constants(program: ExportedProgram) -> int:

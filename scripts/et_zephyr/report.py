@@ -52,7 +52,11 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
         lines.append("test vectors       none: the host cannot run the NPU's part")
     if out_dir is not None:
         lines.append(f"written to         {out_dir}/")
-        lines.append("                   " + "  ".join(artifacts.files))
+        # Files in a folder (NAME.schema/...) are listed as the folder.
+        entries = dict.fromkeys(
+            name.split("/")[0] + ("/" if "/" in name else "") for name in artifacts.files
+        )
+        lines.append("                   " + "  ".join(entries))
     return "\n".join(lines)
 
 

@@ -50,8 +50,13 @@ def test_report_and_default_output_folder(tmp_path: Path) -> None:
         "models.json",
         "models.ops.yaml",
         "models.pte",
+        "models.schema",
         "models.schemas.yaml",
         "models.vectors.npz",
+    ]
+    assert sorted(p.name for p in (out_dir / "models.schema").iterdir()) == [
+        "program_generated.h",
+        "scalar_type_generated.h",
     ]
     assert "et-export: models for cortex-m33 (DSP)" in result.stdout
     assert "cortex_m::quantized_linear.out" in result.stdout

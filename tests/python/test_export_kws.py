@@ -2,6 +2,7 @@
 """The built-in KWS DS-CNN through every target tier."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -51,9 +52,35 @@ def test_ops_yaml_lists_exactly_the_pte_operators(export_kws, target: str) -> No
     assert set(schemas) == called
     assert all(schema.startswith(f"{op}(") for op, schema in schemas.items())
     assert listed["include_all_operators"] is False
-    # The convolutions take int8 (dtype 1) channels_last (dim order 0,2,3,1) tensors.
+    # The convolutions take and give int8 (dtype 1) channels_last tensors: dim order 0,2,3,1,
+    # or 0,2,1,3 for the one-channel input (the same bytes).
     conv_keys = listed["et_kernel_metadata"]["cortex_m::quantized_conv2d.out"]
-    assert conv_keys and all(key.startswith("v1/1;0,2,3,1|") for key in conv_keys)
+    assert conv_keys
+    for key in conv_keys:
+        assert key.startswith(("v1/1;0,2,3,1|", "v1/1;0,2,1,3|")), key
+        assert key.endswith("|1;0,2,3,1|1;0,2,3,1"), key
+
+
+def test_program_schema_headers_declare_every_schema_table(export_kws) -> None:
+    """NAME.schema/ spares the firmware build flatc: it must be flatc's output for the
+    ExecuTorch release that serialized the .pte, for every table the runtime reads."""
+    import executorch
+
+    result = export_kws("cortex-m55")
+    schema_dir = result.path(".schema")
+    package = Path(list(executorch.__path__)[0]) / "schema"
+    for schema in ("program", "scalar_type"):
+        header = (schema_dir / f"{schema}_generated.h").read_text()
+        assert "static_assert(FLATBUFFERS_VERSION_MAJOR == 24" in header
+        declarations = re.findall(
+            r"^(?:table|enum|union|struct) (\w+)", (package / f"{schema}.fbs").read_text(), re.M
+        )
+        assert declarations
+        for name in declarations:
+            assert re.search(rf"^(?:struct|enum class) {name}\b", header, re.M), name
+    program_header = (schema_dir / "program_generated.h").read_text()
+    assert '#include "scalar_type_generated.h"' in program_header
+    assert "inline bool VerifyProgramBuffer(" in program_header
 
 
 @pytest.mark.parametrize("target", sorted(TIER_OF))
@@ -116,8 +143,11 @@ def test_export_is_deterministic(export_kws, tmp_path) -> None:
 
     first = export_kws("cortex-m55")
     write_outputs(export(KWS_MODEL, ExportOptions(target="cortex-m55", name="kws")), tmp_path)
-    for path in sorted(first.out_dir.iterdir()):
-        assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
+    written = sorted(path.relative_to(first.out_dir) for path in first.out_dir.rglob("*"))
+    assert written == sorted(path.relative_to(tmp_path) for path in tmp_path.rglob("*"))
+    for path in written:
+        if (tmp_path / path).is_file():
+            assert (tmp_path / path).read_bytes() == (first.out_dir / path).read_bytes(), path
 
 
 def test_exposed_activations_are_extra_outputs_reproduced_bit_exactly(tmp_path) -> None:

@@ -5,7 +5,8 @@
 #   et_zephyr_add_model(<target>
 #       PTE <file.pte> | MODEL <file.py:factory>
 #       [NAME <name>] [OPS <file.ops.yaml>] [MANIFEST <file.json>] [CONF <file.conf>]
-#       [SCHEMAS <file.schemas.yaml>] [EXPORT_ARGS <et-export args>...])
+#       [SCHEMAS <file.schemas.yaml>] [EXPORT_ARGS <et-export args>...]
+#       [DEPENDS <files the model reads>...])
 #
 # embeds a model in <target> (normally `app`): the .pte (16-byte aligned, in
 # CONFIG_ET_ZEPHYR_MODEL_SECTION, executed in place from flash), its arenas and
@@ -15,18 +16,72 @@
 # kernel registry sized to them.
 #
 # With PTE, the files et-export wrote beside it (<name>.ops.yaml, <name>.json,
-# <name>.conf, <name>.schemas.yaml) are used when present; the build needs
-# neither torch nor executorch then. With MODEL, et-export runs at CMake time
-# for the CPU and ISA tier of the board (from Kconfig), into
-# ${CMAKE_BINARY_DIR}/et/<name>, and again whenever the model file changes.
+# <name>.conf, <name>.schemas.yaml, <name>.schema/) are used when present; the
+# build needs neither torch, executorch nor flatc then. With MODEL, et-export
+# runs at CMake time for the CPU and ISA tier of the board (from Kconfig), into
+# ${CMAKE_BINARY_DIR}/et/<name>, and again whenever the model file, one of the
+# DEPENDS files (weights, calibration data) or EXPORT_ARGS change.
 
 get_filename_component(_et_zephyr_module_dir ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
 set(ET_ZEPHYR_MODULE_DIR ${_et_zephyr_module_dir} CACHE INTERNAL "et-zephyr module")
 set(ET_ZEPHYR_GEN_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/et_zephyr_gen.py CACHE INTERNAL "generator")
 set(ET_ZEPHYR_SRC_ROOT ${CMAKE_BINARY_DIR}/et_zephyr/src CACHE INTERNAL "<executorch/...> root")
+set(ET_ZEPHYR_GEN_INCLUDE ${CMAKE_BINARY_DIR}/et_zephyr/include CACHE INTERNAL "generated headers")
+set(ET_ZEPHYR_SCHEMAS program scalar_type CACHE INTERNAL "ExecuTorch program schema files")
 
-# Where ExecuTorch, CMSIS-NN and flatc are. Override with the cache variables
-# ET_ZEPHYR_EXECUTORCH_DIR, ET_ZEPHYR_CMSIS_NN_DIR and ET_ZEPHYR_FLATC.
+# ExecuTorch's program schema headers (<executorch/schema/*_generated.h>) from
+# et-export's NAME.schema/ folder: no flatc needed.
+function(et_zephyr_schema_headers_from dir)
+  foreach(_schema ${ET_ZEPHYR_SCHEMAS})
+    configure_file(${dir}/${_schema}_generated.h
+                   ${ET_ZEPHYR_GEN_INCLUDE}/executorch/schema/${_schema}_generated.h COPYONLY)
+  endforeach()
+  set_property(GLOBAL PROPERTY ET_ZEPHYR_SCHEMA_HEADERS ${dir})
+endfunction()
+
+# Otherwise flatc makes them from the ExecuTorch sources: the one in the
+# executorch wheel (24.3.25, the release's own), else ET_ZEPHYR_FLATC or PATH.
+function(et_zephyr_schema_headers_fallback)
+  get_property(_done GLOBAL PROPERTY ET_ZEPHYR_SCHEMA_HEADERS)
+  if(_done)
+    return()
+  endif()
+  if(NOT ET_ZEPHYR_FLATC)
+    execute_process(
+      COMMAND ${PYTHON_EXECUTABLE} -c
+              "import executorch, os; print(os.path.join(list(executorch.__path__)[0], 'data', 'bin', 'flatc'))"
+      OUTPUT_VARIABLE _flatc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)
+    if(NOT _rc EQUAL 0 OR NOT EXISTS "${_flatc}")
+      find_program(_flatc flatc)
+    endif()
+    if(NOT _flatc)
+      message(FATAL_ERROR "et-zephyr: no ExecuTorch program schema headers: build from a .pte "
+                          "with the NAME.schema/ folder et-export writes beside it, or install "
+                          "the executorch wheel (it ships flatc), or set ET_ZEPHYR_FLATC")
+    endif()
+    set(ET_ZEPHYR_FLATC ${_flatc} CACHE FILEPATH "flatc (24.3.25, from the executorch wheel)")
+  endif()
+  set(_fbs)
+  foreach(_schema ${ET_ZEPHYR_SCHEMAS})
+    list(APPEND _fbs ${ET_ZEPHYR_EXECUTORCH_DIR}/schema/${_schema}.fbs)
+  endforeach()
+  # The flags of ExecuTorch's own build (schema/CMakeLists.txt). Generated at
+  # configure time, and copied only when changed, so no rebuild follows.
+  set(_staging ${CMAKE_BINARY_DIR}/et_zephyr/flatc)
+  execute_process(
+    COMMAND ${ET_ZEPHYR_FLATC} --cpp --cpp-std c++11 --gen-mutable --scoped-enums -o ${_staging}
+            ${_fbs}
+    RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "et-zephyr: ${ET_ZEPHYR_FLATC} failed on ${_fbs}")
+  endif()
+  et_zephyr_schema_headers_from(${_staging})
+  set_property(DIRECTORY ${CMAKE_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_fbs})
+  message(STATUS "et-zephyr: program schema headers generated with ${ET_ZEPHYR_FLATC}")
+endfunction()
+
+# Where ExecuTorch and CMSIS-NN are. Override with the cache variables
+# ET_ZEPHYR_EXECUTORCH_DIR and ET_ZEPHYR_CMSIS_NN_DIR.
 function(et_zephyr_locate_sources)
   set(_west_top ${ZEPHYR_BASE}/..)
   if(NOT ET_ZEPHYR_EXECUTORCH_DIR)
@@ -62,20 +117,6 @@ function(et_zephyr_locate_sources)
                       "exported with the package may not load")
     endif()
   endif()
-  if(NOT ET_ZEPHYR_FLATC)
-    execute_process(
-      COMMAND ${PYTHON_EXECUTABLE} -c
-              "import executorch, os; print(os.path.join(list(executorch.__path__)[0], 'data', 'bin', 'flatc'))"
-      OUTPUT_VARIABLE _flatc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)
-    if(NOT _rc EQUAL 0 OR NOT EXISTS "${_flatc}")
-      find_program(_flatc flatc)
-    endif()
-    if(NOT _flatc)
-      message(FATAL_ERROR "et-zephyr: no flatc (install the executorch wheel, which ships one, "
-                          "or set ET_ZEPHYR_FLATC)")
-    endif()
-    set(ET_ZEPHYR_FLATC ${_flatc} CACHE FILEPATH "flatc (24.3.25, from the executorch wheel)")
-  endif()
   # ExecuTorch's sources include <executorch/...>: expose the tree under that name.
   set(_root ${ET_ZEPHYR_SRC_ROOT})
   if(NOT EXISTS ${_root}/executorch)
@@ -83,7 +124,7 @@ function(et_zephyr_locate_sources)
     file(CREATE_LINK ${ET_ZEPHYR_EXECUTORCH_DIR} ${_root}/executorch SYMBOLIC)
   endif()
   message(STATUS "et-zephyr: ExecuTorch ${ET_ZEPHYR_EXECUTORCH_DIR}, CMSIS-NN "
-                 "${ET_ZEPHYR_CMSIS_NN_DIR}, flatc ${ET_ZEPHYR_FLATC}")
+                 "${ET_ZEPHYR_CMSIS_NN_DIR}")
 endfunction()
 
 # Include paths, definitions and warning exceptions for code using ExecuTorch.
@@ -95,7 +136,7 @@ function(et_zephyr_executorch_flags target)
   cmake_parse_arguments(ARG "OWN" "" "" ${ARGN})
   set(_et ${ET_ZEPHYR_EXECUTORCH_DIR})
   target_include_directories(
-    ${target} SYSTEM PRIVATE ${ET_ZEPHYR_SRC_ROOT} ${CMAKE_BINARY_DIR}/et_zephyr/include
+    ${target} SYSTEM PRIVATE ${ET_ZEPHYR_SRC_ROOT} ${ET_ZEPHYR_GEN_INCLUDE}
     ${_et}/runtime/core/portable_type/c10 ${_et}/third-party/flatbuffers/include)
   if(CONFIG_ET_ZEPHYR_RUNTIME_LOG)
     set(_log 1)
@@ -156,7 +197,8 @@ function(et_zephyr_isa_options out_var)
 endfunction()
 
 function(et_zephyr_add_model target)
-  cmake_parse_arguments(ARG "" "PTE;MODEL;NAME;OPS;MANIFEST;CONF;SCHEMAS" "EXPORT_ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "" "PTE;MODEL;NAME;OPS;MANIFEST;CONF;SCHEMAS" "EXPORT_ARGS;DEPENDS"
+                        ${ARGN})
   get_property(_done GLOBAL PROPERTY ET_ZEPHYR_MODEL_ADDED)
   if(_done)
     message(FATAL_ERROR "et-zephyr: et_zephyr_add_model() supports one model per firmware")
@@ -188,7 +230,21 @@ function(et_zephyr_add_model target)
     if(EXISTS ${_stamp})
       file(READ ${_stamp} _old_args)
     endif()
-    if(NOT EXISTS ${_pte} OR ${_model_file} IS_NEWER_THAN ${_pte} OR NOT _old_args STREQUAL _args)
+    set(_model_inputs ${_model_file})
+    foreach(_file ${ARG_DEPENDS})
+      get_filename_component(_file ${_file} ABSOLUTE)
+      if(NOT EXISTS ${_file})
+        message(FATAL_ERROR "et_zephyr_add_model(${target}): no DEPENDS file ${_file}")
+      endif()
+      list(APPEND _model_inputs ${_file})
+    endforeach()
+    set(_stale FALSE)  # IS_NEWER_THAN is also true when the .pte does not exist
+    foreach(_file ${_model_inputs})
+      if(${_file} IS_NEWER_THAN ${_pte})
+        set(_stale TRUE)
+      endif()
+    endforeach()
+    if(_stale OR NOT _old_args STREQUAL _args)
       message(STATUS "et-zephyr: et-export ${ARG_MODEL} --target ${_cpu} --isa ${_isa}")
       execute_process(
         COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${ET_ZEPHYR_MODULE_DIR}/scripts"
@@ -201,7 +257,7 @@ function(et_zephyr_add_model target)
       endif()
       file(WRITE ${_stamp} "${_args}")
     endif()
-    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_model_file})
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_model_inputs})
   else()
     get_filename_component(_pte ${ARG_PTE} ABSOLUTE)
     if(NOT EXISTS ${_pte})
@@ -228,6 +284,10 @@ function(et_zephyr_add_model target)
       set(ARG_${_key} ${_dir}/${_stem}.${_ext})
     endif()
   endforeach()
+
+  if(EXISTS ${_dir}/${_stem}.schema/program_generated.h)
+    et_zephyr_schema_headers_from(${_dir}/${_stem}.schema)
+  endif()
 
   set(_out ${CMAKE_BINARY_DIR}/et_zephyr/model/${ARG_NAME})
   set(_gen_args --pte ${_pte} --name ${ARG_NAME} --executorch-dir ${ET_ZEPHYR_EXECUTORCH_DIR}
@@ -277,7 +337,6 @@ function(et_zephyr_add_model target)
     ${ET_ZEPHYR_EXECUTORCH_DIR}/runtime/kernel/operator_registry.cpp
     ${ET_ZEPHYR_CORTEX_M_SOURCES} ${ET_ZEPHYR_PORTABLE_SOURCES} ${ET_ZEPHYR_PRIM_SOURCES})
   target_link_libraries(${_lib} PRIVATE zephyr_interface)
-  add_dependencies(${_lib} et_zephyr_schema)
   et_zephyr_executorch_flags(${_lib})
   target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_MODULE_DIR}/lib/include ${_out})
   set_source_files_properties(${_out}/${ARG_NAME}_pte.S PROPERTIES OBJECT_DEPENDS ${_pte})
