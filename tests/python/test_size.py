@@ -105,6 +105,52 @@ def test_command_writes_json_and_plot_and_compares(firmware: Path, tmp_path: Pat
     assert (bigger / "size.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def function_addresses(elf: Path) -> dict[str, tuple[int, int]]:
+    """(start, size) of each function, from arm-none-eabi-nm."""
+    output = subprocess.run(
+        ["arm-none-eabi-nm", "-S", "--defined-only", str(elf)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    functions = {}
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "Tt":
+            functions[parts[3]] = (int(parts[0], 16) & ~1, int(parts[1], 16))
+    return functions
+
+
+def test_executed_instructions_are_attributed_to_components(firmware: Path, tmp_path: Path) -> None:
+    functions = function_addresses(firmware / "zephyr/zephyr.elf")
+    conv_start, conv_size = functions["arm_convolve_s8"]
+    runtime_start, _ = functions["et_runtime_execute"]
+    wrapper_start, _ = functions["cortex_m_quantized_conv2d_out"]
+    histogram = tmp_path / "hist.txt"
+    histogram.write_text(
+        f"0x{conv_start:x} 700\n0x{conv_start + conv_size - 2:x} 200\n"
+        f"0x{runtime_start:x} 60\n0x{wrapper_start:x} 40\n# a comment\n0x{conv_start:x} 100\n"
+    )
+    args = build_parser().parse_args([str(firmware), "--instructions", str(histogram)])
+    report = run(args)
+    document = json.loads((firmware / "size.json").read_text())["instructions"]
+    assert document == {
+        "total": 1100,
+        "CMSIS-NN": 1000,
+        "Cortex-M kernels": 40,
+        "ExecuTorch core runtime": 60,
+    }
+    lines = report.splitlines()
+    assert any(line.split()[:3] == ["CMSIS-NN", "1,000", "90.9"] for line in lines if line)
+    assert any(line.startswith("arm_convolve_s8 ") for line in lines)
+
+
+def test_a_malformed_histogram_is_refused(firmware: Path, tmp_path: Path) -> None:
+    histogram = tmp_path / "hist.txt"
+    histogram.write_text("0x100 5\nnot a count\n")
+    args = build_parser().parse_args([str(firmware), "--instructions", str(histogram)])
+    with pytest.raises(ExportError, match="hist.txt:2: expected '0x<address> <count>'"):
+        run(args)
+
+
 def test_a_folder_without_firmware_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ExportError, match="zephyr.elf not found: is .* a Zephyr build folder"):
         run(build_parser().parse_args([str(tmp_path)]))

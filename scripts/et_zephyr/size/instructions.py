@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Attribute executed instructions to the components of `et-size` and to functions.
+
+The input is an instruction histogram: one line per executed instruction address,
+``0x<address> <count>`` (e.g. written by a QEMU TCG plugin over one inference).
+Addresses go to the linker map's input section that holds them, hence to the same
+components as the firmware's bytes, and to the ELF function symbol that covers them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import shutil
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.elf.constants import SH_FLAGS
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
+from ..errors import ExportError
+from ..table import format_table
+from .footprint import ORDER, OTHER, classify
+from .linker_map import parse_map
+
+_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)\s+(\d+)\s*$")
+UNKNOWN_FUNCTION = "?"
+
+
+@dataclass
+class InstructionSplit:
+    """Executed instructions per component and per (component, function)."""
+
+    by_component: dict[str, int]
+    by_function: dict[tuple[str, str], int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_component.values())
+
+    def share(self, component: str) -> float:
+        return self.by_component.get(component, 0) / self.total if self.total else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {"total": self.total, **self.by_component}
+
+
+def read_histogram(path: Path) -> dict[int, int]:
+    """Executions per instruction address; repeated addresses are summed."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise ExportError(f"cannot read {path}: {error.strerror}") from error
+    counts: Counter[int] = Counter()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _LINE.match(line)
+        if match is None:
+            raise ExportError(f"{path}:{number}: expected '0x<address> <count>', got {line!r}")
+        counts[int(match.group(1), 0)] += int(match.group(2))
+    if not counts:
+        raise ExportError(f"{path} holds no instruction counts")
+    return dict(counts)
+
+
+def attribute(histogram: dict[int, int], elf_path: Path, map_path: Path) -> InstructionSplit:
+    code = _code_sections(elf_path)
+    placed = parse_map(map_path).sections
+    sections = sorted((s for s in placed if s.output in code), key=lambda s: s.address)
+    starts = [s.address for s in sections]
+    functions = _functions(elf_path)
+    function_starts = [start for start, _, _ in functions]
+    by_component: Counter[str] = Counter()
+    by_function: Counter[tuple[str, str]] = Counter()
+    for address, count in histogram.items():
+        index = bisect.bisect_right(starts, address) - 1
+        section = sections[index] if index >= 0 else None
+        if section is not None and address < section.address + section.size:
+            component = classify(section, executable=True)
+        else:
+            component = OTHER
+        by_component[component] += count
+        by_function[(component, _function_at(functions, function_starts, address))] += count
+    ordered = {name: by_component[name] for name in ORDER if by_component[name]}
+    return InstructionSplit(ordered, dict(by_function))
+
+
+def render_split(split: InstructionSplit, top: int) -> str:
+    rows = [("component", "instructions", "share")]
+    for component, count in split.by_component.items():
+        rows.append((component, f"{count:,}", _percent(count, split.total)))
+    rows.append(("total", f"{split.total:,}", "100.0 %"))
+    lines = format_table(rows, total_row=True)
+    if top > 0:
+        ranked = sorted(split.by_function.items(), key=lambda item: (-item[1], item[0]))[:top]
+        names = _demangle([function for (_, function), _ in ranked])
+        rows = [("function", "component", "instructions", "share")]
+        for ((component, _), count), name in zip(ranked, names, strict=True):
+            rows.append((name, component, f"{count:,}", _percent(count, split.total)))
+        lines += ["", *format_table(rows, left=(0, 1))]
+    return "\n".join(lines)
+
+
+def _percent(count: int, total: int) -> str:
+    return f"{100 * count / total:.1f} %" if total else "-"
+
+
+def _code_sections(elf_path: Path) -> set[str]:
+    """Names of the ELF's executable output sections (debug sections share their addresses)."""
+    with elf_path.open("rb") as stream:
+        return {
+            section.name
+            for section in ELFFile(stream).iter_sections()
+            if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR
+        }
+
+
+def _functions(elf_path: Path) -> list[tuple[int, int, str]]:
+    """(start, size, name) of the ELF's function symbols, by start address."""
+    with elf_path.open("rb") as stream:
+        symbols = ELFFile(stream).get_section_by_name(".symtab")
+        if not isinstance(symbols, SymbolTableSection):
+            raise ExportError(f"{elf_path} has no symbol table")
+        found = {
+            # Thumb function symbols have bit 0 set.
+            (symbol["st_value"] & ~1, symbol["st_size"], symbol.name)
+            for symbol in symbols.iter_symbols()
+            if symbol["st_info"]["type"] == "STT_FUNC" and symbol["st_size"] > 0
+        }
+    return sorted(found)
+
+
+def _function_at(functions: list[tuple[int, int, str]], starts: list[int], address: int) -> str:
+    index = bisect.bisect_right(starts, address) - 1
+    if index >= 0:
+        start, size, name = functions[index]
+        if address < start + size:
+            return name
+    return UNKNOWN_FUNCTION
+
+
+def _demangle(names: list[str]) -> list[str]:
+    """C++ names readable when a c++filt is on PATH; unchanged otherwise."""
+    tool = shutil.which("arm-none-eabi-c++filt") or shutil.which("c++filt")
+    if tool is None or not names:
+        return names
+    result = subprocess.run([tool], input="\n".join(names), capture_output=True, text=True)
+    demangled = result.stdout.splitlines()
+    return demangled if result.returncode == 0 and len(demangled) == len(names) else names
