@@ -4,7 +4,7 @@
 Firmware built with CONFIG_ET_ZEPHYR_PROFILING reads et_zephyr_get_op_profile()
 and prints one line per operator:
 
-    ET_PROFILE <operator> <calls> <cycles>
+    ET_PROFILE <operator> <calls> <cycles> [<share> %]
 
 (anything may precede ET_PROFILE on the line, e.g. a log prefix). Lines of
 several runs or boots are summed.
@@ -19,7 +19,8 @@ from pathlib import Path
 
 from .table import format_table
 
-_LINE = re.compile(r"ET_PROFILE\s+(\S+)\s+(\d+)\s+(\d+)\s*$")
+# An optional share ("12.3 %") may follow, as the samples print it.
+_LINE = re.compile(r"ET_PROFILE\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+[\d.]+\s*%)?\s*$")
 
 
 def parse_profile(text: str) -> dict[str, tuple[int, int]]:

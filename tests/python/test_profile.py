@@ -10,7 +10,7 @@ LOG = """\
 *** Booting Zephyr OS build v4.3.0 ***
 [00:00:00.010,000] <inf> kws: ET_PROFILE cortex_m::quantized_conv2d.out 4 120000
 ET_PROFILE cortex_m::quantized_depthwise_conv2d.out 5 300000
-ET_PROFILE cortex_m::quantize_per_tensor.out 1 2000
+ET_PROFILE cortex_m::quantize_per_tensor.out              1         2000   0.4 %
 ET_PROFILE cortex_m::quantized_conv2d.out 4 121000
 ET_PROFILE malformed line
 """

@@ -8,7 +8,8 @@
  * "ET_OUTPUT <input> <output> <hex>" line per output with its raw bytes (the
  * pytest harness compares them with the host reference), and a final
  * "ET_DONE PASS|FAIL" line from the firmware's own CRC-32 check against the
- * expected bytes (the console harness of FVP runs matches it).
+ * expected bytes (the console harness of FVP runs matches it). Built with
+ * CONFIG_ET_ZEPHYR_PROFILING, it also prints the cycles per operator.
  *
  * The model comes from APP_MODEL_HEADER / APP_MODEL_CONFIG (set by CMake), the
  * vectors from vectors.h (gen_vectors.py). samples/hello uses this file too.
@@ -133,6 +134,43 @@ static void run_clips(void) {
 }
 #endif
 
+#if defined(CONFIG_ET_ZEPHYR_PROFILING)
+/*
+ * Cycles per operator over the test inputs, costliest first:
+ * "ET_PROFILE <operator> <calls> <cycles> <share> %" (et-profile reads these lines).
+ */
+static void print_profile(void) {
+    struct et_zephyr_op_profile ops[32];
+    size_t count = 0;
+    int rc = et_zephyr_get_op_profile(&model, ops, ARRAY_SIZE(ops), &count);
+
+    if (rc != ET_ZEPHYR_OK) {
+        printk("profile: %s\n", et_zephyr_status_str(rc));
+        return;
+    }
+    uint64_t total = 0;
+
+    for (size_t i = 0; i < count; i++) {
+        total += ops[i].cycles;
+    }
+    printk("cycles per operator over %d runs:\n", VEC_COUNT);
+    for (size_t printed = 0; printed < count; printed++) {
+        size_t top = printed;
+
+        for (size_t i = printed + 1; i < count; i++) {
+            top = ops[i].cycles > ops[top].cycles ? i : top;
+        }
+        struct et_zephyr_op_profile op = ops[top];
+
+        ops[top] = ops[printed];
+        uint32_t permille = total > 0 ? (uint32_t)((op.cycles * 1000U + total / 2U) / total) : 0U;
+
+        printk("ET_PROFILE %-42s %5u %12llu %3u.%u %%\n", op.op, op.calls,
+               (unsigned long long)op.cycles, permille / 10U, permille % 10U);
+    }
+}
+#endif
+
 int main(void) {
     int rc = et_zephyr_init(&model, &APP_MODEL_CONFIG);
 
@@ -190,6 +228,9 @@ int main(void) {
             matched += same ? 1U : 0U;
         }
     }
+#if defined(CONFIG_ET_ZEPHYR_PROFILING)
+    print_profile();
+#endif
 #if VEC_NUM_CLIPS > 0 && VEC_NUM_LABELS > 0
     run_clips();
 #endif
