@@ -150,4 +150,7 @@ def _demangle(names: list[str]) -> list[str]:
         return names
     result = subprocess.run([tool], input="\n".join(names), capture_output=True, text=True)
     demangled = result.stdout.splitlines()
-    return demangled if result.returncode == 0 and len(demangled) == len(names) else names
+    if result.returncode != 0 or len(demangled) != len(names):
+        return names
+    # C++ parameter lists make rows hundreds of characters wide: the name says enough.
+    return [name.split("(", 1)[0] + "(...)" if "(" in name else name for name in demangled]
