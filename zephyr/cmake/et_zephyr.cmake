@@ -314,6 +314,13 @@ function(et_zephyr_add_model target)
       list(APPEND _gen_args --${_opt} 0)
     endif()
   endforeach()
+  set(_own_kernels)
+  if(CONFIG_ET_ZEPHYR_POINTWISE_CONV_MVE)
+    set(_pointwise ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/pointwise_conv_mve.cpp)
+    list(APPEND _own_kernels ${_pointwise})
+    list(APPEND _gen_args --kernel-override cortex_m::quantized_conv2d.out
+         et_zephyr::native::quantized_conv2d_out ${_pointwise})
+  endif()
   list(APPEND _gen_args
        "--model-section=${CONFIG_ET_ZEPHYR_MODEL_SECTION}"
        "--arena-section=${CONFIG_ET_ZEPHYR_ARENA_SECTION}"
@@ -365,7 +372,7 @@ function(et_zephyr_add_model target)
                  -Wno-sign-compare -Wno-double-promotion -Wno-maybe-uninitialized -Wno-psabi)
     if(CONFIG_ET_ZEPHYR_KERNELS_FOR_SPEED)
       # A source option comes after Zephyr's -Os, so it wins.
-      set_property(SOURCE ${_nn_srcs} APPEND PROPERTY COMPILE_OPTIONS -O3)
+      set_property(SOURCE ${_nn_srcs} ${_own_kernels} APPEND PROPERTY COMPILE_OPTIONS -O3)
     endif()
     target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_CMSIS_NN_DIR}/Include)
     target_compile_definitions(${_lib} PRIVATE ARM_NN_ENABLE_F32=0 ARM_NN_ENABLE_F16=0)

@@ -552,6 +552,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profiling", type=int, default=0)
     p.add_argument("--verify", type=int, default=0)
     p.add_argument(
+        "--kernel-override",
+        nargs=3,
+        action="append",
+        default=[],
+        metavar=("OP", "FUNCTION", "SOURCE"),
+        help="register FUNCTION (defined in SOURCE, with the upstream kernel's signature) for "
+        "OP; the upstream kernel is still compiled, for FUNCTION to fall back on",
+    )
+    p.add_argument(
         "--no-kernel-sources",
         action="store_true",
         help="do not look for kernel sources (e.g. with the executorch wheel's YAML only)",
@@ -585,6 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             schemas.update(schema_from_torch(unknown))
 
+        overrides = {op: (function, Path(source)) for op, function, source in args.kernel_override}
         selected_ops: list[Op] = []
         cortex_srcs: list[Path] = []
         portable_srcs: list[Path] = []
@@ -611,8 +621,11 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 continue
             op_args, returns = parse_schema(schemas[name])
-            op = Op(name, schemas[name], native_name(kernel_names[name]), op_args, returns)
-            selected_ops.append(op)
+            kernel = native_name(kernel_names[name])
+            if name in overrides:
+                kernel, source = overrides[name]
+                (cortex_srcs if ns == "cortex_m" else portable_srcs).append(source)
+            selected_ops.append(Op(name, schemas[name], kernel, op_args, returns))
             base = name.split("::", 1)[1].split(".", 1)[0]
             fn = kernel_names[name].rpartition("::")[2]
             directory = et / (

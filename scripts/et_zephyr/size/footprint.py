@@ -72,6 +72,14 @@ COMPONENTS: tuple[tuple[str, Rule], ...] = (
             _section(r"\.arm_"),
         ),
     ),
+    # et-zephyr's own kernels (lib/src/kernels), registered in place of upstream ones.
+    (
+        "et-zephyr kernels",
+        _either(
+            _source(r"lib/src/kernels/", r"\((pointwise_conv_mve)\.cpp\.obj\)"),
+            _section(r"9et_zephyr6native"),
+        ),
+    ),
     (
         "Cortex-M kernels",
         _either(
