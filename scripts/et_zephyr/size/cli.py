@@ -13,14 +13,16 @@ from ..errors import ExportError
 DESCRIPTION = """\
 Attribute a Zephyr firmware's flash and RAM to components: Zephyr kernel and
 drivers, libc/libc++, ExecuTorch core runtime, kernel registry, Cortex-M
-kernels, CMSIS-NN, portable kernels, the embedded model, arenas, stacks, heap,
-the application. Reads BUILD_DIR/zephyr/zephyr.elf and its linker map, prints
-a table, and writes size.json and size.png into BUILD_DIR.
+kernels, CMSIS-NN, et-zephyr's own kernels, portable kernels, the embedded
+model, arenas, stacks, heap, the application. Reads BUILD_DIR/zephyr/zephyr.elf
+and its linker map, prints a table, and writes size.json and size.png into
+BUILD_DIR.
 
 With --instructions HIST it also attributes executed instructions to the same
 components and to functions: HIST has one line per executed instruction
 address, '0x<address> <count>', e.g. from a QEMU TCG plugin run over one
-inference. The CMSIS-NN share shows the framework overhead (everything else).
+inference. What runs outside CMSIS-NN and et-zephyr's kernels is the framework
+overhead.
 """
 
 

@@ -41,9 +41,6 @@ class InstructionSplit:
     def total(self) -> int:
         return sum(self.by_component.values())
 
-    def share(self, component: str) -> float:
-        return self.by_component.get(component, 0) / self.total if self.total else 0.0
-
     def to_json(self) -> dict[str, object]:
         return {"total": self.total, **self.by_component}
 
@@ -68,11 +65,10 @@ def read_histogram(path: Path) -> dict[int, int]:
 
 
 def attribute(histogram: dict[int, int], elf_path: Path, map_path: Path) -> InstructionSplit:
-    code = _code_sections(elf_path)
+    code, functions = _read_elf(elf_path)
     placed = parse_map(map_path).sections
     sections = sorted((s for s in placed if s.output in code), key=lambda s: s.address)
     starts = [s.address for s in sections]
-    functions = _functions(elf_path)
     function_starts = [start for start, _, _ in functions]
     by_component: Counter[str] = Counter()
     by_function: Counter[tuple[str, str]] = Counter()
@@ -109,29 +105,26 @@ def _percent(count: int, total: int) -> str:
     return f"{100 * count / total:.1f} %" if total else "-"
 
 
-def _code_sections(elf_path: Path) -> set[str]:
-    """Names of the ELF's executable output sections (debug sections share their addresses)."""
+def _read_elf(elf_path: Path) -> tuple[set[str], list[tuple[int, int, str]]]:
+    """The names of the ELF's executable output sections (debug sections share their
+    addresses), and (start, size, name) of its function symbols, by start address."""
     with elf_path.open("rb") as stream:
-        return {
+        elf = ELFFile(stream)
+        code = {
             section.name
-            for section in ELFFile(stream).iter_sections()
+            for section in elf.iter_sections()
             if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR
         }
-
-
-def _functions(elf_path: Path) -> list[tuple[int, int, str]]:
-    """(start, size, name) of the ELF's function symbols, by start address."""
-    with elf_path.open("rb") as stream:
-        symbols = ELFFile(stream).get_section_by_name(".symtab")
+        symbols = elf.get_section_by_name(".symtab")
         if not isinstance(symbols, SymbolTableSection):
             raise ExportError(f"{elf_path} has no symbol table")
-        found = {
+        functions = {
             # Thumb function symbols have bit 0 set.
             (symbol["st_value"] & ~1, symbol["st_size"], symbol.name)
             for symbol in symbols.iter_symbols()
             if symbol["st_info"]["type"] == "STT_FUNC" and symbol["st_size"] > 0
         }
-    return sorted(found)
+    return code, sorted(functions)
 
 
 def _function_at(functions: list[tuple[int, int, str]], starts: list[int], address: int) -> str:
