@@ -14,6 +14,7 @@ from conftest import REPO
 from et_zephyr.errors import ExportError
 from et_zephyr.size.cli import build_parser, run
 from et_zephyr.size.footprint import classify, measure
+from et_zephyr.size.instructions import _without_parameters
 from et_zephyr.size.linker_map import InputSection, parse_map
 from size_fixture import sources
 
@@ -85,6 +86,41 @@ def test_known_bytes_land_in_their_components(firmware: Path) -> None:
     for component in ("ExecuTorch core runtime", "CMSIS-NN", "Cortex-M kernels"):
         assert footprint.flash[component] > 0, component
         assert component not in footprint.ram
+
+
+@pytest.mark.parametrize(
+    ("source", "section", "component"),
+    [
+        ("app/libapp.a(pointwise_sums_mve.S.obj)", ".text", "et-zephyr kernels"),
+        (
+            "app/libapp.a(depthwise_conv_mve.cpp.obj)",
+            ".text._ZN9et_zephyr6native30quantized_depthwise_conv2d_outE",
+            "et-zephyr kernels",
+        ),
+        ("app/libapp.a(pointwise_conv_mve.cpp.obj)", ".text._Z1fv", "et-zephyr kernels"),
+        ("app/libapp.a(arm_nn_mat_mult_nt_t_s8.c.obj)", ".text.arm_nn_mat", "CMSIS-NN"),
+    ],
+)
+def test_own_kernels_and_their_assembly_count_as_et_zephyr_kernels(
+    source: str, section: str, component: str
+) -> None:
+    code = InputSection(output="text", name=section, address=0, size=4, source=source)
+    assert classify(code, executable=True) == component
+
+
+@pytest.mark.parametrize(
+    ("demangled", "shown"),
+    [
+        (
+            "(anonymous namespace)::pair((anonymous namespace)::K const&, int)",
+            "(anonymous namespace)::pair(...)",
+        ),
+        ("ns::f(int (*)(int)) const", "ns::f(...)"),
+        ("arm_nn_mat_mult_nt_t_s8", "arm_nn_mat_mult_nt_t_s8"),
+    ],
+)
+def test_function_names_lose_only_their_parameter_list(demangled: str, shown: str) -> None:
+    assert _without_parameters(demangled) == shown
 
 
 def test_totals_match_the_elf_sections(firmware: Path) -> None:

@@ -315,11 +315,20 @@ function(et_zephyr_add_model target)
     endif()
   endforeach()
   set(_own_kernels)
+  set(_own_kernel_asm)
   if(CONFIG_ET_ZEPHYR_POINTWISE_CONV_MVE)
     set(_pointwise ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/pointwise_conv_mve.cpp)
     list(APPEND _own_kernels ${_pointwise})
+    # Its inner loop, called from the kernel: not a kernel of its own.
+    set(_own_kernel_asm ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/pointwise_sums_mve.S)
     list(APPEND _gen_args --kernel-override cortex_m::quantized_conv2d.out
          et_zephyr::native::quantized_conv2d_out ${_pointwise})
+  endif()
+  if(CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE)
+    set(_depthwise ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_conv_mve.cpp)
+    list(APPEND _own_kernels ${_depthwise})
+    list(APPEND _gen_args --kernel-override cortex_m::quantized_depthwise_conv2d.out
+         et_zephyr::native::quantized_depthwise_conv2d_out ${_depthwise})
   endif()
   list(APPEND _gen_args
        "--model-section=${CONFIG_ET_ZEPHYR_MODEL_SECTION}"
@@ -342,7 +351,8 @@ function(et_zephyr_add_model target)
   add_library(${_lib} OBJECT
     ${_out}/${ARG_NAME}_model.c ${_out}/${ARG_NAME}_pte.S ${_out}/et_zephyr_registration.cpp
     ${ET_ZEPHYR_EXECUTORCH_DIR}/runtime/kernel/operator_registry.cpp
-    ${ET_ZEPHYR_CORTEX_M_SOURCES} ${ET_ZEPHYR_PORTABLE_SOURCES} ${ET_ZEPHYR_PRIM_SOURCES})
+    ${ET_ZEPHYR_CORTEX_M_SOURCES} ${ET_ZEPHYR_PORTABLE_SOURCES} ${ET_ZEPHYR_PRIM_SOURCES}
+    ${_own_kernel_asm})
   target_link_libraries(${_lib} PRIVATE zephyr_interface)
   et_zephyr_executorch_flags(${_lib})
   target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_MODULE_DIR}/lib/include ${_out})
@@ -372,7 +382,8 @@ function(et_zephyr_add_model target)
                  -Wno-sign-compare -Wno-double-promotion -Wno-maybe-uninitialized -Wno-psabi)
     if(CONFIG_ET_ZEPHYR_KERNELS_FOR_SPEED)
       # A source option comes after Zephyr's -Os, so it wins.
-      set_property(SOURCE ${_nn_srcs} ${_own_kernels} APPEND PROPERTY COMPILE_OPTIONS -O3)
+      set_property(SOURCE ${_nn_srcs} APPEND PROPERTY COMPILE_OPTIONS -O3)
+      set_property(SOURCE ${_own_kernels} APPEND PROPERTY COMPILE_OPTIONS -O2)
     endif()
     target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_CMSIS_NN_DIR}/Include)
     target_compile_definitions(${_lib} PRIVATE ARM_NN_ENABLE_F32=0 ARM_NN_ENABLE_F16=0)

@@ -72,12 +72,13 @@ COMPONENTS: tuple[tuple[str, Rule], ...] = (
             _section(r"\.arm_"),
         ),
     ),
-    # et-zephyr's own kernels (lib/src/kernels), registered in place of upstream ones.
+    # et-zephyr's own kernels (lib/src/kernels), registered in place of upstream ones,
+    # and their assembly loops.
     (
         "et-zephyr kernels",
         _either(
-            _source(r"lib/src/kernels/", r"\((pointwise_conv_mve)\.cpp\.obj\)"),
-            _section(r"9et_zephyr6native"),
+            _source(r"lib/src/kernels/", r"\(\w+_mve\.(cpp|S)\.obj\)"),
+            _section(r"9et_zephyr6native|\.et_zephyr_\w+_mve$"),
         ),
     ),
     (

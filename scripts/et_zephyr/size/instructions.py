@@ -145,5 +145,19 @@ def _demangle(names: list[str]) -> list[str]:
     demangled = result.stdout.splitlines()
     if result.returncode != 0 or len(demangled) != len(names):
         return names
-    # C++ parameter lists make rows hundreds of characters wide: the name says enough.
-    return [name.split("(", 1)[0] + "(...)" if "(" in name else name for name in demangled]
+    return [_without_parameters(name) for name in demangled]
+
+
+def _without_parameters(name: str) -> str:
+    """The name with its trailing parameter list as "(...)": C++ parameter lists
+    make rows hundreds of characters wide, and the name says enough. Earlier
+    parentheses, as in "(anonymous namespace)::f", stay."""
+    body = name.removesuffix(" const")
+    if not body.endswith(")"):
+        return name
+    depth = 0
+    for index in range(len(body) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(body[index], 0)
+        if depth == 0:
+            return body[:index] + "(...)"
+    return name

@@ -1,0 +1,334 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * cortex_m::quantized_depthwise_conv2d.out for Helium (MVE with floating
+ * point), for 3x3 depthwise convolutions: stride 1, no dilation, depth
+ * multiplier 1, padding 0 or 1, channels a multiple of 4.
+ *
+ * CMSIS-NN's arm_depthwise_conv_s8_opt copies every output pixel's 3x3 window
+ * into a buffer (im2col), multiplies with a separate vmul and vadd per tap and
+ * reloads the requantization parameters after every 4 pixels. Here, one group
+ * of 4 channels at a time:
+ * - the group's input is converted once into a strip of float32 vectors,
+ *   column by column, padded with the zero point, so that every tap of an
+ *   output is a load at a fixed offset;
+ * - 4 outputs down a column are computed together: each loaded input vector
+ *   serves the (up to) 3 of them that need it, with the 3 taps of a kernel
+ *   column held in registers;
+ * - products are summed with fused multiply-adds in float32. Every operand and
+ *   partial sum is an integer below 2^24 in magnitude (at most 9 products of
+ *   int8 values, |sum| <= 147456), so float32 holds them exactly and the sum
+ *   is the exact integer sum; vfma needs no temporary register, which keeps
+ *   4 sums, 3 taps and an input in Helium's 8 vector registers.
+ * The input offset times the kernel sum is added once per channel, and the
+ * requantization is CMSIS-NN's (arm_requantize_mve_32x4): outputs are
+ * bit-identical to the upstream kernel's. Other shapes, and inputs whose strip
+ * does not fit the scratch buffer planned for CMSIS-NN, go to the upstream
+ * kernel.
+ */
+
+#include <arm_mve.h>
+#include <stdint.h>
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
+#include <executorch/runtime/kernel/kernel_runtime_context.h>
+
+#include "requantize_mve.h"
+
+using et_zephyr::native::make_requantization;
+using et_zephyr::native::Requantization;
+using et_zephyr::native::requantize;
+using torch::executor::ArrayRef;
+using torch::executor::KernelRuntimeContext;
+using torch::executor::ScalarType;
+using torch::executor::Tensor;
+
+namespace cortex_m::native {
+/* The upstream kernel (backends/cortex_m/ops/op_quantized_depthwise_conv2d.cpp). */
+Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &, const Tensor &, const Tensor &,
+                                       const std::optional<Tensor> &, ArrayRef<int64_t>,
+                                       ArrayRef<int64_t>, ArrayRef<int64_t>, int64_t, int64_t,
+                                       int64_t, const Tensor &, const Tensor &, int64_t, int64_t,
+                                       const Tensor &, Tensor &);
+} // namespace cortex_m::native
+
+namespace {
+
+/* Channels per vector (32-bit lanes). */
+constexpr int32_t kLanes = 4;
+constexpr int32_t kTaps = 9;
+/* Output pixels of a row computed together. */
+constexpr int32_t kPixels = 4;
+
+struct Shape {
+    int32_t channels;
+    int32_t in_height;
+    int32_t in_width;
+    int32_t out_height;
+    int32_t out_width;
+    int32_t pad_y;
+    int32_t pad_x;
+
+    /* The strip: one channel group's padded input as float32 vectors,
+     * column by column, so that 4 outputs down a column read consecutive
+     * vectors. */
+    int32_t strip_height() const { return in_height + 2 * pad_y; }
+    int32_t strip_width() const { return in_width + 2 * pad_x; }
+    /* Scratch: the group's 9 taps, then the strip. */
+    size_t scratch_bytes() const {
+        return sizeof(float32x4_t) *
+               (kTaps + static_cast<size_t>(strip_height()) * static_cast<size_t>(strip_width()));
+    }
+};
+
+bool is_channels_last(const Tensor &t) {
+    return executorch::runtime::is_channels_last_dim_order(t.dim_order().data(), t.dim());
+}
+
+bool all_equal(ArrayRef<int64_t> values, int64_t expected) {
+    for (const int64_t value : values) {
+        if (value != expected) {
+            return false;
+        }
+    }
+    return values.size() == 2;
+}
+
+/* The shape this kernel handles, or false (then the upstream kernel runs). */
+bool handled_shape(const Tensor &input, const Tensor &weight, const std::optional<Tensor> &bias,
+                   ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                   int64_t depth_multiplier, const Tensor &multipliers, const Tensor &shifts,
+                   const Tensor &scratch, const Tensor &out, Shape *shape) {
+    if (input.dim() != 4 || weight.dim() != 4 || out.dim() != 4 || input.size(0) != 1 ||
+        depth_multiplier != 1 || !all_equal(stride, 1) || !all_equal(dilation, 1) ||
+        padding.size() != 2 || padding[0] < 0 || padding[0] > 1 || padding[1] < 0 ||
+        padding[1] > 1) {
+        return false;
+    }
+    if (input.scalar_type() != ScalarType::Char || weight.scalar_type() != ScalarType::Char ||
+        out.scalar_type() != ScalarType::Char || multipliers.scalar_type() != ScalarType::Int ||
+        shifts.scalar_type() != ScalarType::Int ||
+        (bias.has_value() && bias->scalar_type() != ScalarType::Int)) {
+        return false;
+    }
+    const int64_t channels = input.size(1);
+    /* Weights are [1, 3, 3, C] (IHWO), contiguous. */
+    if (channels % kLanes != 0 || weight.size(0) != 1 || weight.size(1) != 3 ||
+        weight.size(2) != 3 || weight.size(3) != channels || out.size(1) != channels ||
+        multipliers.numel() != channels || shifts.numel() != channels ||
+        (bias.has_value() && bias->numel() != channels)) {
+        return false;
+    }
+    /* The scratch holds float32 vectors: word aligned. */
+    if (!is_channels_last(input) || !is_channels_last(out) ||
+        (reinterpret_cast<uintptr_t>(scratch.const_data_ptr()) & 3U) != 0) {
+        return false;
+    }
+    shape->channels = static_cast<int32_t>(channels);
+    shape->in_height = static_cast<int32_t>(input.size(2));
+    shape->in_width = static_cast<int32_t>(input.size(3));
+    shape->pad_y = static_cast<int32_t>(padding[0]);
+    shape->pad_x = static_cast<int32_t>(padding[1]);
+    shape->out_height = static_cast<int32_t>(out.size(2));
+    shape->out_width = static_cast<int32_t>(out.size(3));
+    if (shape->out_height != shape->in_height + 2 * shape->pad_y - 2 ||
+        shape->out_width != shape->in_width + 2 * shape->pad_x - 2 || shape->out_height < 1 ||
+        shape->out_width < 1) {
+        return false;
+    }
+    return scratch.nbytes() >= shape->scratch_bytes();
+}
+
+/* Channel group c of the input as float32 into the column-major strip, the
+ * padding filled with the zero point (whose offset input is 0: it adds
+ * nothing to the sums). */
+void fill_strip(float32x4_t *strip, const int8_t *input, int32_t c, float32x4_t zero_point,
+                const Shape &s) {
+    const int32_t height = s.strip_height();
+    const int32_t width = s.strip_width();
+    for (int32_t x = 0; x < width; x++) {
+        float32x4_t *column = strip + x * height;
+        const int32_t ix = x - s.pad_x;
+        if (ix < 0 || ix >= s.in_width) {
+            for (int32_t y = 0; y < height; y++) {
+                column[y] = zero_point;
+            }
+            continue;
+        }
+        if (s.pad_y != 0) {
+            column[0] = zero_point;
+            column[height - 1] = zero_point;
+        }
+        const int8_t *src = input + ix * s.channels + c;
+        const int32_t row_bytes = s.in_width * s.channels;
+        float32x4_t *dst = column + s.pad_y;
+        for (int32_t iy = 0; iy < s.in_height; iy++) {
+            dst[iy] = vcvtq_f32_s32(vldrbq_s32(src));
+            src += row_bytes;
+        }
+    }
+}
+
+/*
+ * The 3x3 taps of 4 outputs down a column: acc[p] = sum over kx, ky of
+ * columns[kx][p + ky] * taps[3 kx + ky], each columns[kx] pointing at 6
+ * input vectors and taps transposed. In assembly because GCC 12 spills the
+ * 8 live vectors (4 sums, a kernel column's 3 taps and an input).
+ */
+__attribute__((always_inline)) inline void
+taps_of_four(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
+             const float32x4_t *taps, float32x4_t &a0, float32x4_t &a1, float32x4_t &a2,
+             float32x4_t &a3) {
+    float32x4_t w0;
+    float32x4_t w1;
+    float32x4_t w2;
+    float32x4_t x;
+    // clang-format off
+    /* One kernel column (3 taps) over 6 input vectors for the 4 sums; FMA0
+     * is the sums' first operation. */
+#define ET_ZEPHYR_KERNEL_COLUMN(COLUMN, TAP0, FMA0)                                                \
+    "vldrw.32 %q[w0], [%[taps], #" #TAP0 "]\n\t"                                                   \
+    "vldrw.32 %q[x], [%[" COLUMN "]]\n\t"                                                          \
+    "vldrw.32 %q[w1], [%[taps], #" #TAP0 "+16]\n\t"                                                \
+    FMA0 " %q[a0], %q[x], %q[w0]\n\t"                                                              \
+    "vldrw.32 %q[x], [%[" COLUMN "], #16]\n\t"                                                     \
+    "vldrw.32 %q[w2], [%[taps], #" #TAP0 "+32]\n\t"                                                \
+    "vfma.f32 %q[a0], %q[x], %q[w1]\n\t"                                                           \
+    FMA0 " %q[a1], %q[x], %q[w0]\n\t"                                                              \
+    "vldrw.32 %q[x], [%[" COLUMN "], #32]\n\t"                                                     \
+    "vfma.f32 %q[a0], %q[x], %q[w2]\n\t"                                                           \
+    "vfma.f32 %q[a1], %q[x], %q[w1]\n\t"                                                           \
+    FMA0 " %q[a2], %q[x], %q[w0]\n\t"                                                              \
+    "vldrw.32 %q[x], [%[" COLUMN "], #48]\n\t"                                                     \
+    "vfma.f32 %q[a1], %q[x], %q[w2]\n\t"                                                           \
+    "vfma.f32 %q[a2], %q[x], %q[w1]\n\t"                                                           \
+    FMA0 " %q[a3], %q[x], %q[w0]\n\t"                                                              \
+    "vldrw.32 %q[x], [%[" COLUMN "], #64]\n\t"                                                     \
+    "vfma.f32 %q[a2], %q[x], %q[w2]\n\t"                                                           \
+    "vfma.f32 %q[a3], %q[x], %q[w1]\n\t"                                                           \
+    "vldrw.32 %q[x], [%[" COLUMN "], #80]\n\t"                                                     \
+    "vfma.f32 %q[a3], %q[x], %q[w2]\n\t"
+    // clang-format on
+    /* The first kernel column starts each sum with a multiply. */
+    __asm__(
+        ET_ZEPHYR_KERNEL_COLUMN("column0", 0, "vmul.f32")
+            ET_ZEPHYR_KERNEL_COLUMN("column1", 48, "vfma.f32")
+                ET_ZEPHYR_KERNEL_COLUMN("column2", 96, "vfma.f32")
+        : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [w0] "=&w"(w0),
+          [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(x)
+        : [column0] "r"(column0), [column1] "r"(column1), [column2] "r"(column2), [taps] "r"(taps),
+          "m"(*reinterpret_cast<const float32x4_t(*)[6]>(column0)),
+          "m"(*reinterpret_cast<const float32x4_t(*)[6]>(column1)),
+          "m"(*reinterpret_cast<const float32x4_t(*)[6]>(column2)),
+          "m"(*reinterpret_cast<const float32x4_t(*)[kTaps]>(taps)));
+#undef ET_ZEPHYR_KERNEL_COLUMN
+}
+
+/* The 3x3 taps of one output (taps transposed, as above). */
+__attribute__((always_inline)) inline float32x4_t
+taps_of_one(const float32x4_t *column, int32_t height, const float32x4_t *taps) {
+    float32x4_t acc = vmulq_f32(column[0], taps[0]);
+    acc = vfmaq_f32(acc, column[1], taps[1]);
+    acc = vfmaq_f32(acc, column[2], taps[2]);
+    for (int32_t kx = 1; kx < 3; kx++) {
+        column += height;
+        for (int32_t ky = 0; ky < 3; ky++) {
+            acc = vfmaq_f32(acc, column[ky], taps[3 * kx + ky]);
+        }
+    }
+    return acc;
+}
+
+/* The requantized int8 outputs of 4 channels' sums, stored. */
+__attribute__((always_inline)) inline void store(int8_t *out, float32x4_t sum,
+                                                 const Requantization &q) {
+    vstrbq_s32(out, requantize(vcvtq_s32_f32(sum), q));
+}
+
+} // namespace
+
+namespace et_zephyr::native {
+
+Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
+                                       const Tensor &weight, const std::optional<Tensor> &bias,
+                                       ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                                       ArrayRef<int64_t> dilation, int64_t depth_multiplier,
+                                       int64_t input_offset, int64_t output_offset,
+                                       const Tensor &requantize_multipliers,
+                                       const Tensor &requantize_shifts, int64_t activation_min,
+                                       int64_t activation_max, const Tensor &scratch, Tensor &out) {
+    Shape s{};
+    if (!handled_shape(input, weight, bias, stride, padding, dilation, depth_multiplier,
+                       requantize_multipliers, requantize_shifts, scratch, out, &s)) {
+        return cortex_m::native::quantized_depthwise_conv2d_out(
+            context, input, weight, bias, stride, padding, dilation, depth_multiplier, input_offset,
+            output_offset, requantize_multipliers, requantize_shifts, activation_min,
+            activation_max, scratch, out);
+    }
+    const int32_t channels = s.channels;
+    const int8_t *in = input.const_data_ptr<int8_t>();
+    const int8_t *w = weight.const_data_ptr<int8_t>();
+    const int32_t *bias_data = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
+    const int32_t *mult_data = requantize_multipliers.const_data_ptr<int32_t>();
+    const int32_t *shift_data = requantize_shifts.const_data_ptr<int32_t>();
+    int8_t *dst = out.mutable_data_ptr<int8_t>();
+
+    const int32_t height = s.strip_height();
+    const int32_t out_row_bytes = s.out_width * channels;
+    auto *taps = reinterpret_cast<float32x4_t *>(scratch.mutable_data_ptr<int8_t>());
+    float32x4_t *const strip = taps + kTaps;
+    /* The input's zero point, whose offset input is 0. */
+    const float32x4_t zero_point =
+        vdupq_n_f32(static_cast<float>(-static_cast<int32_t>(input_offset)));
+
+    for (int32_t c = 0; c < channels; c += kLanes) {
+        /* Taps transposed (column by column), and their sum per channel. */
+        int32x4_t kernel_sum = vdupq_n_s32(0);
+        for (int32_t ky = 0; ky < 3; ky++) {
+            for (int32_t kx = 0; kx < 3; kx++) {
+                const int32x4_t tap = vldrbq_s32(w + (3 * ky + kx) * channels + c);
+                kernel_sum = vaddq_s32(kernel_sum, tap);
+                taps[3 * kx + ky] = vcvtq_f32_s32(tap);
+            }
+        }
+        int32x4_t base = vmulq_n_s32(kernel_sum, static_cast<int32_t>(input_offset));
+        if (bias_data != nullptr) {
+            base = vaddq_s32(base, vldrwq_s32(bias_data + c));
+        }
+        const Requantization q = make_requantization(
+            base, vldrwq_s32(mult_data + c), vldrwq_s32(shift_data + c),
+            static_cast<int32_t>(output_offset), static_cast<int32_t>(activation_min),
+            static_cast<int32_t>(activation_max));
+        fill_strip(strip, in, c, zero_point, s);
+
+        for (int32_t ox = 0; ox < s.out_width; ox++) {
+            const float32x4_t *column = strip + ox * height;
+            int8_t *o = dst + ox * channels + c;
+            int32_t oy = 0;
+            for (; oy + kPixels <= s.out_height; oy += kPixels) {
+                float32x4_t a0;
+                float32x4_t a1;
+                float32x4_t a2;
+                float32x4_t a3;
+                taps_of_four(column, column + height, column + 2 * height, taps, a0, a1, a2, a3);
+                store(o, a0, q);
+                store(o + out_row_bytes, a1, q);
+                store(o + 2 * out_row_bytes, a2, q);
+                store(o + 3 * out_row_bytes, a3, q);
+                column += kPixels;
+                o += kPixels * out_row_bytes;
+            }
+            for (; oy < s.out_height; oy++) {
+                store(o, taps_of_one(column, height, taps), q);
+                column++;
+                o += out_row_bytes;
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace et_zephyr::native
