@@ -116,6 +116,7 @@ def test_own_kernels_and_their_assembly_count_as_et_zephyr_kernels(
             "(anonymous namespace)::pair(...)",
         ),
         ("ns::f(int (*)(int)) const", "ns::f(...)"),
+        ("g(Tensor const&) [clone .isra.0]", "g(...)"),
         ("arm_nn_mat_mult_nt_t_s8", "arm_nn_mat_mult_nt_t_s8"),
     ],
 )

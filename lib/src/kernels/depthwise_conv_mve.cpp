@@ -11,9 +11,9 @@
  * into a buffer (im2col), multiplies with a separate vmul and vadd per tap and
  * reloads the requantization parameters after every 4 pixels. Here, one group
  * of 4 channels at a time:
- * - the group's input is converted once into a strip of float32 vectors,
- *   column by column, padded with the zero point, so that every tap of an
- *   output is a load at a fixed offset;
+ * - the group's input is converted once into float32 vectors, column by
+ *   column into a ring of 3 zero-point-padded columns, so that every tap of
+ *   an output is a load at a fixed offset;
  * - 4 outputs down a column are computed together: each loaded input vector
  *   serves the (up to) 3 of them that need it, with the 3 taps of a kernel
  *   column held in registers;
@@ -24,9 +24,9 @@
  *   4 sums, 3 taps and an input in Helium's 8 vector registers.
  * The input offset times the kernel sum is added once per channel, and the
  * requantization is CMSIS-NN's (arm_requantize_mve_32x4): outputs are
- * bit-identical to the upstream kernel's. Other shapes, and inputs whose strip
- * does not fit the scratch buffer planned for CMSIS-NN, go to the upstream
- * kernel.
+ * bit-identical to the upstream kernel's. Other shapes, and inputs whose 3
+ * columns do not fit the scratch buffer planned for CMSIS-NN, go to the
+ * upstream kernel.
  */
 
 #include <arm_mve.h>
@@ -60,7 +60,7 @@ namespace {
 /* Channels per vector (32-bit lanes). */
 constexpr int32_t kLanes = 4;
 constexpr int32_t kTaps = 9;
-/* Output pixels of a row computed together. */
+/* Outputs down a column computed together. */
 constexpr int32_t kPixels = 4;
 
 struct Shape {
@@ -72,15 +72,12 @@ struct Shape {
     int32_t pad_y;
     int32_t pad_x;
 
-    /* The strip: one channel group's padded input as float32 vectors,
-     * column by column, so that 4 outputs down a column read consecutive
-     * vectors. */
-    int32_t strip_height() const { return in_height + 2 * pad_y; }
-    int32_t strip_width() const { return in_width + 2 * pad_x; }
-    /* Scratch: the group's 9 taps, then the strip. */
+    /* A padded input column of one channel group, one float32 vector a pixel. */
+    int32_t column_height() const { return in_height + 2 * pad_y; }
+    /* Scratch: the group's 9 taps, then the 3 input columns an output column
+     * reads. */
     size_t scratch_bytes() const {
-        return sizeof(float32x4_t) *
-               (kTaps + static_cast<size_t>(strip_height()) * static_cast<size_t>(strip_width()));
+        return sizeof(float32x4_t) * (kTaps + 3 * static_cast<size_t>(column_height()));
     }
 };
 
@@ -142,33 +139,30 @@ bool handled_shape(const Tensor &input, const Tensor &weight, const std::optiona
     return scratch.nbytes() >= shape->scratch_bytes();
 }
 
-/* Channel group c of the input as float32 into the column-major strip, the
- * padding filled with the zero point (whose offset input is 0: it adds
- * nothing to the sums). */
-void fill_strip(float32x4_t *strip, const int8_t *input, int32_t c, float32x4_t zero_point,
-                const Shape &s) {
-    const int32_t height = s.strip_height();
-    const int32_t width = s.strip_width();
-    for (int32_t x = 0; x < width; x++) {
-        float32x4_t *column = strip + x * height;
-        const int32_t ix = x - s.pad_x;
-        if (ix < 0 || ix >= s.in_width) {
-            for (int32_t y = 0; y < height; y++) {
-                column[y] = zero_point;
-            }
-            continue;
+/* Padded input column x of channel group c as float32 vectors, the padding
+ * filled with the zero point (whose offset input is 0: it adds nothing to the
+ * sums). */
+__attribute__((always_inline)) inline void fill_column(float32x4_t *column, const int8_t *input,
+                                                       int32_t x, int32_t c, float32x4_t zero_point,
+                                                       const Shape &s) {
+    const int32_t height = s.column_height();
+    const int32_t ix = x - s.pad_x;
+    if (ix < 0 || ix >= s.in_width) {
+        for (int32_t y = 0; y < height; y++) {
+            column[y] = zero_point;
         }
-        if (s.pad_y != 0) {
-            column[0] = zero_point;
-            column[height - 1] = zero_point;
-        }
-        const int8_t *src = input + ix * s.channels + c;
-        const int32_t row_bytes = s.in_width * s.channels;
-        float32x4_t *dst = column + s.pad_y;
-        for (int32_t iy = 0; iy < s.in_height; iy++) {
-            dst[iy] = vcvtq_f32_s32(vldrbq_s32(src));
-            src += row_bytes;
-        }
+        return;
+    }
+    if (s.pad_y != 0) {
+        column[0] = zero_point;
+        column[height - 1] = zero_point;
+    }
+    const int8_t *src = input + ix * s.channels + c;
+    const int32_t row_bytes = s.in_width * s.channels;
+    float32x4_t *dst = column + s.pad_y;
+    for (int32_t iy = 0; iy < s.in_height; iy++) {
+        dst[iy] = vcvtq_f32_s32(vldrbq_s32(src));
+        src += row_bytes;
     }
 }
 
@@ -228,18 +222,19 @@ taps_of_four(const float32x4_t *column0, const float32x4_t *column1, const float
 }
 
 /* The 3x3 taps of one output (taps transposed, as above). */
-__attribute__((always_inline)) inline float32x4_t
-taps_of_one(const float32x4_t *column, int32_t height, const float32x4_t *taps) {
-    float32x4_t acc = vmulq_f32(column[0], taps[0]);
-    acc = vfmaq_f32(acc, column[1], taps[1]);
-    acc = vfmaq_f32(acc, column[2], taps[2]);
-    for (int32_t kx = 1; kx < 3; kx++) {
-        column += height;
-        for (int32_t ky = 0; ky < 3; ky++) {
-            acc = vfmaq_f32(acc, column[ky], taps[3 * kx + ky]);
-        }
-    }
-    return acc;
+__attribute__((always_inline)) inline float32x4_t taps_of_one(const float32x4_t *column0,
+                                                              const float32x4_t *column1,
+                                                              const float32x4_t *column2,
+                                                              const float32x4_t *taps) {
+    float32x4_t acc = vmulq_f32(column0[0], taps[0]);
+    acc = vfmaq_f32(acc, column0[1], taps[1]);
+    acc = vfmaq_f32(acc, column0[2], taps[2]);
+    acc = vfmaq_f32(acc, column1[0], taps[3]);
+    acc = vfmaq_f32(acc, column1[1], taps[4]);
+    acc = vfmaq_f32(acc, column1[2], taps[5]);
+    acc = vfmaq_f32(acc, column2[0], taps[6]);
+    acc = vfmaq_f32(acc, column2[1], taps[7]);
+    return vfmaq_f32(acc, column2[2], taps[8]);
 }
 
 /* The requantized int8 outputs of 4 channels' sums, stored. */
@@ -276,10 +271,10 @@ Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &context, const Tens
     const int32_t *shift_data = requantize_shifts.const_data_ptr<int32_t>();
     int8_t *dst = out.mutable_data_ptr<int8_t>();
 
-    const int32_t height = s.strip_height();
+    const int32_t height = s.column_height();
     const int32_t out_row_bytes = s.out_width * channels;
     auto *taps = reinterpret_cast<float32x4_t *>(scratch.mutable_data_ptr<int8_t>());
-    float32x4_t *const strip = taps + kTaps;
+    float32x4_t *const slots = taps + kTaps;
     /* The input's zero point, whose offset input is 0. */
     const float32x4_t zero_point =
         vdupq_n_f32(static_cast<float>(-static_cast<int32_t>(input_offset)));
@@ -302,10 +297,17 @@ Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &context, const Tens
             base, vldrwq_s32(mult_data + c), vldrwq_s32(shift_data + c),
             static_cast<int32_t>(output_offset), static_cast<int32_t>(activation_min),
             static_cast<int32_t>(activation_max));
-        fill_strip(strip, in, c, zero_point, s);
-
+        /* The 3 padded input columns of output column ox, rotated as ox moves. */
+        float32x4_t *left = slots;
+        float32x4_t *middle = slots + height;
+        float32x4_t *right = slots + 2 * height;
+        fill_column(left, in, 0, c, zero_point, s);
+        fill_column(middle, in, 1, c, zero_point, s);
         for (int32_t ox = 0; ox < s.out_width; ox++) {
-            const float32x4_t *column = strip + ox * height;
+            fill_column(right, in, ox + 2, c, zero_point, s);
+            const float32x4_t *column0 = left;
+            const float32x4_t *column1 = middle;
+            const float32x4_t *column2 = right;
             int8_t *o = dst + ox * channels + c;
             int32_t oy = 0;
             for (; oy + kPixels <= s.out_height; oy += kPixels) {
@@ -313,19 +315,24 @@ Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &context, const Tens
                 float32x4_t a1;
                 float32x4_t a2;
                 float32x4_t a3;
-                taps_of_four(column, column + height, column + 2 * height, taps, a0, a1, a2, a3);
+                taps_of_four(column0, column1, column2, taps, a0, a1, a2, a3);
                 store(o, a0, q);
                 store(o + out_row_bytes, a1, q);
                 store(o + 2 * out_row_bytes, a2, q);
                 store(o + 3 * out_row_bytes, a3, q);
-                column += kPixels;
+                column0 += kPixels;
+                column1 += kPixels;
+                column2 += kPixels;
                 o += kPixels * out_row_bytes;
             }
             for (; oy < s.out_height; oy++) {
-                store(o, taps_of_one(column, height, taps), q);
-                column++;
+                store(o, taps_of_one(column0++, column1++, column2++, taps), q);
                 o += out_row_bytes;
             }
+            float32x4_t *const oldest = left;
+            left = middle;
+            middle = right;
+            right = oldest;
         }
     }
     return out;

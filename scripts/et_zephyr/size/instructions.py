@@ -151,8 +151,8 @@ def _demangle(names: list[str]) -> list[str]:
 def _without_parameters(name: str) -> str:
     """The name with its trailing parameter list as "(...)": C++ parameter lists
     make rows hundreds of characters wide, and the name says enough. Earlier
-    parentheses, as in "(anonymous namespace)::f", stay."""
-    body = name.removesuffix(" const")
+    parentheses, as in "(anonymous namespace)::f", stay; GCC's clone suffixes go."""
+    body = re.sub(r"( \[clone [^\]]*\])+$", "", name).removesuffix(" const")
     if not body.endswith(")"):
         return name
     depth = 0
