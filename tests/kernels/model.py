@@ -2,12 +2,12 @@
 """Convolution shapes that exercise et-zephyr's own kernels and their fallbacks.
 
 Every branch is an output of its own, so a wrong byte shows which shape broke:
-3x3 depthwise with and without padding, bias and ReLU, outputs that are not
-a multiple of the kernel's 4-pixel blocks, a stride-2 depthwise (upstream
+3x3 depthwise with and without padding, bias and ReLU, outputs that are not a
+multiple of the kernel's 4-pixel blocks, a stride-2 depthwise (upstream
 kernel), and pointwise convolutions whose depth is (own kernel) or is not
 (upstream kernel) a multiple of 16, with an odd number of output channels and
-with a depth beyond the kernel's paired path. The weights are seeded: every export gives
-the same program and the same test vectors.
+with a depth beyond the kernel's paired path. The weights are seeded: every
+export gives the same program and the same test vectors.
 """
 
 from __future__ import annotations
