@@ -383,6 +383,7 @@ function(et_zephyr_add_model target)
     if(CONFIG_ET_ZEPHYR_KERNELS_FOR_SPEED)
       # A source option comes after Zephyr's -Os, so it wins.
       set_property(SOURCE ${_nn_srcs} APPEND PROPERTY COMPILE_OPTIONS -O3)
+      # Their inner loops are assembly: -O3 would add 1.3 KB for 0.4 % fewer instructions.
       set_property(SOURCE ${_own_kernels} APPEND PROPERTY COMPILE_OPTIONS -O2)
     endif()
     target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_CMSIS_NN_DIR}/Include)
