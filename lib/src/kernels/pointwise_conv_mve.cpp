@@ -22,17 +22,19 @@
 #include <stdint.h>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
-#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
 
+#include "conv_checks.h"
 #include "requantize_mve.h"
 
+using et_zephyr::native::all_equal;
+using et_zephyr::native::has_int8_types;
+using et_zephyr::native::is_channels_last;
 using et_zephyr::native::make_requantization;
 using et_zephyr::native::Requantization;
 using et_zephyr::native::requantize;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
-using torch::executor::ScalarType;
 using torch::executor::Tensor;
 
 /* lib/src/kernels/pointwise_sums_mve.S */
@@ -62,19 +64,6 @@ constexpr int32_t kMaxPairedDepth = 128;
 /* Blocks of 4 pixels x 2 channels summed per call of the assembly loop. */
 constexpr int32_t kSumBlocks = 8;
 
-bool is_channels_last(const Tensor &t) {
-    return executorch::runtime::is_channels_last_dim_order(t.dim_order().data(), t.dim());
-}
-
-bool all_equal(ArrayRef<int64_t> values, int64_t expected) {
-    for (const int64_t value : values) {
-        if (value != expected) {
-            return false;
-        }
-    }
-    return values.size() == 2;
-}
-
 /* A pointwise convolution this kernel handles, or false (the upstream kernel runs). */
 bool is_pointwise(const Tensor &input, const Tensor &weight, const std::optional<Tensor> &bias,
                   ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
@@ -83,10 +72,7 @@ bool is_pointwise(const Tensor &input, const Tensor &weight, const std::optional
         !all_equal(padding, 0) || !all_equal(dilation, 1)) {
         return false;
     }
-    if (input.scalar_type() != ScalarType::Char || weight.scalar_type() != ScalarType::Char ||
-        out.scalar_type() != ScalarType::Char || multipliers.scalar_type() != ScalarType::Int ||
-        shifts.scalar_type() != ScalarType::Int ||
-        (bias.has_value() && bias->scalar_type() != ScalarType::Int)) {
+    if (!has_int8_types(input, weight, bias, multipliers, shifts, out)) {
         return false;
     }
     const int64_t depth = input.size(1);

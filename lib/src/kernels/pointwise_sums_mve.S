@@ -39,6 +39,26 @@
 /* r4-r11, lr and d8-d11 saved: the fifth argument is above them. */
 #define SUMS_ARG (LOCALS + 9 * 4 + 4 * 8)
 
+/* 16 of depth for the block's 4 pixels x 2 channels: op is vmladav to start
+ * the sums, vmladava to add to them. Channel 0 sums in r0, r4, r8, r12,
+ * channel 1 in r2, r6, r10, lr (pixels 0 .. 3). */
+.macro depth_16 op
+	vldrb.8 q5, [r9, #16]
+	vldrb.8 q4, [r9], #32
+	vldrb.8 q0, [r1], #16
+	\op\().s8 r0, q0, q4
+	\op\().s8 r2, q0, q5
+	vldrb.8 q1, [r3], #16
+	\op\().s8 r4, q1, q4
+	\op\().s8 r6, q1, q5
+	vldrb.8 q2, [r5], #16
+	\op\().s8 r8, q2, q4
+	\op\().s8 r10, q2, q5
+	vldrb.8 q3, [r7], #16
+	\op\().s8 r12, q3, q4
+	\op\().s8 lr, q3, q5
+.endm
+
 	.global et_zephyr_pointwise_sums_mve
 	.type et_zephyr_pointwise_sums_mve, %function
 	.p2align 2
@@ -68,40 +88,12 @@ et_zephyr_pointwise_sums_mve:
 	ldr r9, [sp, #WEIGHTS]
 	lsr r11, r11, #4
 
-	/* The first 16 of depth start the sums: channel 0 in r0, r4, r8, r12,
-	 * channel 1 in r2, r6, r10, lr (pixels 0 .. 3). */
-	vldrb.8 q5, [r9, #16]
-	vldrb.8 q4, [r9], #32
-	vldrb.8 q0, [r1], #16
-	vmladav.s8 r0, q0, q4
-	vmladav.s8 r2, q0, q5
-	vldrb.8 q1, [r3], #16
-	vmladav.s8 r4, q1, q4
-	vmladav.s8 r6, q1, q5
-	vldrb.8 q2, [r5], #16
-	vmladav.s8 r8, q2, q4
-	vmladav.s8 r10, q2, q5
-	vldrb.8 q3, [r7], #16
-	vmladav.s8 r12, q3, q4
-	vmladav.s8 lr, q3, q5
+	depth_16 vmladav
 	subs r11, #1
 	beq .Lstore
 
 .Lstep:
-	vldrb.8 q5, [r9, #16]
-	vldrb.8 q4, [r9], #32
-	vldrb.8 q0, [r1], #16
-	vmladava.s8 r0, q0, q4
-	vmladava.s8 r2, q0, q5
-	vldrb.8 q1, [r3], #16
-	vmladava.s8 r4, q1, q4
-	vmladava.s8 r6, q1, q5
-	vldrb.8 q2, [r5], #16
-	vmladava.s8 r8, q2, q4
-	vmladava.s8 r10, q2, q5
-	vldrb.8 q3, [r7], #16
-	vmladava.s8 r12, q3, q4
-	vmladava.s8 lr, q3, q5
+	depth_16 vmladava
 	subs r11, #1
 	bne .Lstep
 

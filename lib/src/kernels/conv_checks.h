@@ -1,0 +1,54 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * Checks shared by et-zephyr's convolution kernels, which take a call only
+ * when its shape and types are theirs and otherwise hand it to the upstream
+ * kernel.
+ */
+
+#ifndef ET_ZEPHYR_KERNELS_CONV_CHECKS_H_
+#define ET_ZEPHYR_KERNELS_CONV_CHECKS_H_
+
+#include <stdint.h>
+
+#include <optional>
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
+
+namespace et_zephyr::native {
+
+inline bool is_channels_last(const torch::executor::Tensor &t) {
+    return executorch::runtime::is_channels_last_dim_order(t.dim_order().data(), t.dim());
+}
+
+/* A 2-D convolution parameter (stride, padding, dilation) with both values
+ * equal to expected. */
+inline bool all_equal(torch::executor::ArrayRef<int64_t> values, int64_t expected) {
+    for (const int64_t value : values) {
+        if (value != expected) {
+            return false;
+        }
+    }
+    return values.size() == 2;
+}
+
+/* int8 input, weights and output, int32 bias and per-channel requantization. */
+inline bool has_int8_types(const torch::executor::Tensor &input,
+                           const torch::executor::Tensor &weight,
+                           const std::optional<torch::executor::Tensor> &bias,
+                           const torch::executor::Tensor &multipliers,
+                           const torch::executor::Tensor &shifts,
+                           const torch::executor::Tensor &out) {
+    using torch::executor::ScalarType;
+    return input.scalar_type() == ScalarType::Char && weight.scalar_type() == ScalarType::Char &&
+           out.scalar_type() == ScalarType::Char && multipliers.scalar_type() == ScalarType::Int &&
+           shifts.scalar_type() == ScalarType::Int &&
+           (!bias.has_value() || bias->scalar_type() == ScalarType::Int);
+}
+
+} // namespace et_zephyr::native
+
+#endif /* ET_ZEPHYR_KERNELS_CONV_CHECKS_H_ */
