@@ -10,15 +10,37 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import torch
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
 
+from et_zephyr import pipeline  # noqa: E402
 from et_zephyr.api import ExportOptions, export  # noqa: E402
 from et_zephyr.artifacts import write_outputs  # noqa: E402
+from et_zephyr.targets import resolve_target  # noqa: E402
+from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer  # noqa: E402
+from executorch.exir.dialects._ops import ops as exir_ops  # noqa: E402
 
 KWS_MODEL = f"{REPO / 'samples/kws/model.py'}:kws"
 MODELS = Path(__file__).with_name("models.py")
+CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
+DEPTHWISE = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
+
+
+def lowered_by_upstream(
+    model: torch.nn.Module,
+    example_inputs: tuple[torch.Tensor, ...],
+    calibration: list[tuple[torch.Tensor, ...]],
+    target: str,
+) -> tuple[torch.export.ExportedProgram, list[tuple[torch.Tensor, ...]]]:
+    """The model through et-export's steps up to upstream's Cortex-M lowering,
+    before et-export's own passes; with the calibration it was quantized on."""
+    prepared = pipeline.prepare_model(model, example_inputs, calibration)
+    graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
+    fake_quant = pipeline.quantize(graph, CortexMQuantizer(), prepared.calibration, lambda s: s)
+    edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
+    return pipeline.lower_to_cortex_m(edge, resolve_target(target)), prepared.calibration
 
 
 @dataclass

@@ -9,34 +9,25 @@ paths of et-zephyr's own Helium kernels (lib/src/kernels) and their fallbacks.
 
 from collections import Counter
 
-from conftest import REPO
-from et_zephyr import pipeline
+from conftest import CONV, DEPTHWISE, REPO, lowered_by_upstream
 from et_zephyr.loading import load_model
-from et_zephyr.targets import resolve_target
-from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
-from executorch.exir.dialects._ops import ops as exir_ops
-
-_CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
-_DEPTHWISE = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
 
 
 def _shape_kinds() -> Counter[str]:
     bundle = load_model(f"{REPO / 'tests/kernels/model.py'}:conv_shapes")
-    prepared = pipeline.prepare_model(bundle.model, bundle.example_inputs, bundle.calibration)
-    graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
-    fake_quant = pipeline.quantize(graph, CortexMQuantizer(), prepared.calibration, lambda s: s)
-    edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
-    program = pipeline.lower_to_cortex_m(edge, resolve_target("cortex-m55"))
+    program, _ = lowered_by_upstream(
+        bundle.model, bundle.example_inputs, bundle.calibration, "cortex-m55"
+    )
     kinds: Counter[str] = Counter()
     for node in program.graph.nodes:
         if node.op != "call_function":
             continue
         if "convolution" in str(node.target):
             kinds["left in float"] += 1
-        elif node.target == _DEPTHWISE:
+        elif node.target == DEPTHWISE:
             stride = node.args[3]
             kinds["depthwise 3x3, stride 1" if stride == [1, 1] else "depthwise, strided"] += 1
-        elif node.target == _CONV:
+        elif node.target == CONV:
             depth, channels = node.args[0].meta["val"].shape[1], node.meta["val"].shape[1]
             if depth % 16:
                 kinds["pointwise, depth not a multiple of 16"] += 1

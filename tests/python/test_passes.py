@@ -5,14 +5,10 @@ import copy
 
 import pytest
 import torch
+from conftest import CONV, DEPTHWISE, lowered_by_upstream
 from et_zephyr import pipeline
 from et_zephyr.targets import resolve_target
-from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
-from executorch.exir.dialects._ops import ops as exir_ops
 from torch import nn
-
-_CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
-_DEPTHWISE = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
 
 
 class SingleChannelFrontEnd(nn.Module):
@@ -31,11 +27,7 @@ def _lowered(target: str) -> tuple[torch.export.ExportedProgram, list[tuple[torc
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(1)
     samples = [(torch.randn(1, 1, 20, 8, generator=generator),) for _ in range(8)]
-    prepared = pipeline.prepare_model(SingleChannelFrontEnd(), samples[0], samples)
-    graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
-    fake_quant = pipeline.quantize(graph, CortexMQuantizer(), prepared.calibration, lambda s: s)
-    edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
-    return pipeline.lower_to_cortex_m(edge, resolve_target(target)), prepared.calibration
+    return lowered_by_upstream(SingleChannelFrontEnd(), samples[0], samples, target)
 
 
 def _calls(program: torch.export.ExportedProgram) -> list[object]:
@@ -45,14 +37,14 @@ def _calls(program: torch.export.ExportedProgram) -> list[object]:
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m4", "cortex-m3"])
 def test_single_channel_depthwise_becomes_a_bit_exact_convolution(target: str) -> None:
     upstream, samples = _lowered(target)
-    assert _calls(upstream).count(_DEPTHWISE) == 2
+    assert _calls(upstream).count(DEPTHWISE) == 2
 
     rewritten = copy.deepcopy(upstream)
     assert pipeline.convolve_single_channel_inputs(rewritten, resolve_target(target)) == 1
 
-    assert _calls(rewritten).count(_DEPTHWISE) == 1
-    assert _calls(rewritten).count(_CONV) == 1
-    conv = next(node for node in rewritten.graph.nodes if node.target == _CONV)
+    assert _calls(rewritten).count(DEPTHWISE) == 1
+    assert _calls(rewritten).count(CONV) == 1
+    conv = next(node for node in rewritten.graph.nodes if node.target == CONV)
     weight = rewritten.state_dict[rewritten.graph_signature.inputs_to_parameters[conv.args[1].name]]
     assert tuple(weight.shape) == (16, 5, 3, 1)  # OHWI, packed once at export
     expected = pipeline.run_on_host(upstream, samples)
