@@ -844,6 +844,39 @@ int et_zephyr_set_input(struct et_zephyr_model *handle, size_t index, const void
     return ET_ZEPHYR_OK;
 }
 
+int et_zephyr_input_buffer(struct et_zephyr_model *handle, size_t index, void **data,
+                           size_t *nbytes) {
+    Model *m = as_model(handle);
+    if (ready(handle) == nullptr) {
+        ETZ_ERR("input_buffer: model not initialized");
+        return ET_ZEPHYR_ERR_NOT_INITIALIZED;
+    }
+    if (index >= m->num_inputs || data == nullptr) {
+        ETZ_ERR("input_buffer: input %lu does not exist (%lu inputs) or no pointer given",
+                static_cast<unsigned long>(index), static_cast<unsigned long>(m->num_inputs));
+        return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
+    }
+    /* The runtime's only accessor for an input's own memory; get_inputs() would copy
+     * every input's EValue onto the stack to reach one. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    const et::EValue &value = m->method.get()->mutable_input(index);
+#pragma GCC diagnostic pop
+    void *buffer = value.isTensor() ? value.toTensor().mutable_data_ptr() : nullptr;
+    if (buffer == nullptr) {
+        ETZ_ERR("input_buffer: input %lu is not a memory-planned tensor: use "
+                "et_zephyr_set_input()",
+                static_cast<unsigned long>(index));
+        return ET_ZEPHYR_ERR_UNSUPPORTED;
+    }
+    *data = buffer;
+    if (nbytes != nullptr) {
+        *nbytes = value.toTensor().nbytes();
+    }
+    m->inputs_set |= 1u << index;
+    return ET_ZEPHYR_OK;
+}
+
 int et_zephyr_run(struct et_zephyr_model *handle) {
     Model *m = as_model(handle);
     if (ready(handle) == nullptr) {

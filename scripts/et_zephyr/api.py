@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
@@ -20,9 +21,9 @@ from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
-from . import npu, pipeline
+from . import npu, pipeline, test_inputs
 from .analysis import mac_totals, operator_stats, portable_mac_operators
-from .artifacts import Artifacts, build_artifacts
+from .artifacts import Artifacts, TestVectors, build_artifacts
 from .calibration import load_calibration_file, random_calibration
 from .compaction import compact_program
 from .errors import ExportError
@@ -49,8 +50,9 @@ class ExportOptions:
     verify: bool = True
     strict: bool = False
     vectors: int = 4
+    generated_vectors: int = 0
     npu: str | None = None
-    expose_activations: tuple[int, ...] = ()
+    expose_activations: tuple[int, ...] | Literal["all"] = ()
     seed: int = 0
     progress: pipeline.Progress = field(default=lambda samples: samples)
     warn: Warn = field(default=lambda message: None)
@@ -138,13 +140,12 @@ def _lower(
     vectors = None
     if npu_spec is None:
         # The host cannot run the NPU's part: no reference for a delegated program.
-        vector_inputs = [prepared.example_inputs, *held_out][: options.vectors]
-        vectors = (vector_inputs, pipeline.run_on_host(lowered, vector_inputs))
+        vectors = _test_vectors(lowered, prepared.example_inputs, held_out, target, options)
     agreement = None
     if options.verify and npu_spec is None:
         with torch.no_grad():
             agreement = compare(
-                [o[0] for o in pipeline.run_on_host(lowered, held_out)],
+                [o[0] for o in pipeline.run_on_host(lowered, held_out, target)],
                 [_first(fake_quant(*sample)) for sample in held_out],
                 [_first(prepared.model(*sample)) for sample in held_out],
                 io[1][0].scale,
@@ -173,6 +174,25 @@ def _lower(
         npu=options.npu,
         exposed=exposed,
     )
+
+
+def _test_vectors(
+    lowered: torch.export.ExportedProgram,
+    example_inputs: Inputs,
+    held_out: list[Inputs],
+    target: Target,
+    options: ExportOptions,
+) -> TestVectors:
+    """Stored test inputs (the example and held-out ones), then those the firmware
+    generates, with the host reference for all of them."""
+    stored = [example_inputs, *held_out][: options.vectors]
+    recipes = test_inputs.recipes(
+        [example_inputs, *held_out], options.generated_vectors, options.seed
+    )
+    generated = [test_inputs.materialize(row, example_inputs) for row in recipes]
+    samples = stored + generated
+    outputs = pipeline.run_on_host(lowered, samples, target)
+    return TestVectors(samples, outputs, [None] * len(stored) + list(recipes))
 
 
 def _seed_everything(seed: int) -> None:

@@ -25,7 +25,21 @@ from .loading import Inputs
 from .memory import ArenaSizes, kconfig_fragment
 from .oplist import ops_yaml, program_kernels
 from .targets import Target
+from .test_inputs import Recipe
 from .verify import Agreement
+
+
+@dataclass
+class TestVectors:
+    """Test inputs with the host-reference outputs the device must reproduce.
+
+    `recipes[v]` says how the firmware generates vector v's inputs itself
+    (test_inputs.py), or is None for a vector whose inputs the firmware stores.
+    """
+
+    inputs: list[Inputs]
+    outputs: list[tuple[torch.Tensor, ...]]
+    recipes: list[tuple[Recipe, ...] | None]
 
 
 @dataclass
@@ -49,7 +63,7 @@ def build_artifacts(
     macs: dict[str, int],
     arenas: ArenaSizes,
     lower_bound: int,
-    vectors: tuple[list[Inputs], list[tuple[torch.Tensor, ...]]] | None,
+    vectors: TestVectors | None,
     agreement: Agreement | None,
     npu: str | None,
     exposed: list[str],
@@ -105,15 +119,18 @@ def _kernel_slots(kernels: dict[str, list[str]]) -> int:
     return sum(len(keys) for keys in kernels.values())
 
 
-def _vectors_npz(
-    vectors: tuple[list[Inputs], list[tuple[torch.Tensor, ...]]],
-    inputs: list[TensorIO],
-    outputs: list[TensorIO],
-) -> bytes:
-    """Inputs and host-reference outputs: logical arrays and device bytes."""
-    samples, expected = vectors
+def _vectors_npz(vectors: TestVectors, inputs: list[TensorIO], outputs: list[TensorIO]) -> bytes:
+    """Inputs and host-reference outputs: logical arrays and device bytes; for each
+    input, input_<i>_recipe: the generated vectors' (seed, offset, step bits), zeros
+    for stored ones."""
     arrays: dict[str, np.ndarray] = {}
-    for role, specs, values in (("input", inputs, samples), ("output", outputs, expected)):
+    for index in range(len(inputs)):
+        words = [(0, 0, 0) if row is None else row[index].as_words() for row in vectors.recipes]
+        arrays[f"input_{index}_recipe"] = np.array(words, dtype=np.uint32).reshape(-1, 3)
+    for role, specs, values in (
+        ("input", inputs, vectors.inputs),
+        ("output", outputs, vectors.outputs),
+    ):
         for index, spec in enumerate(specs):
             tensors = [sample[index].detach() for sample in values]
             arrays[f"{role}_{index}"] = np.stack([t.contiguous().numpy() for t in tensors])

@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from .errors import ExportError
 
@@ -92,12 +93,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--expose-activations",
         type=_layer_list,
         default=(),
-        metavar="I,J,...",
-        help="also output the activations of these MAC layers (0 = the first conv or linear), "
-        "so a device test can compare them with the host reference",
+        metavar="I,J,...|all",
+        help="also output the activations of these MAC layers (0 = the first conv or linear; "
+        "'all' for every one), so a device test can compare them with the host reference",
     )
     parser.add_argument(
-        "--vectors", type=int, default=4, metavar="N", help="test vectors to write (default: 4)"
+        "--vectors",
+        type=int,
+        default=4,
+        metavar="N",
+        help="test inputs the firmware stores: the example and held-out inputs (default: 4)",
+    )
+    parser.add_argument(
+        "--generated-vectors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also N test inputs the firmware generates from a seed (no flash), from a "
+        "quarter to 16x the calibration range, saturation included; float32 inputs only",
     )
     parser.add_argument(
         "--json", action="store_true", help="print the manifest instead of a report"
@@ -127,6 +140,8 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
 
     if args.vectors < 1:
         raise ExportError("--vectors must be at least 1")
+    if args.generated_vectors < 0:
+        raise ExportError("--generated-vectors must not be negative")
     if args.calib_random is not None and args.calib_random < 1:
         raise ExportError("--calib-random must be at least 1")
     name = args.name or _model_stem(args.model)
@@ -141,6 +156,7 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         verify=args.verify,
         strict=args.strict,
         vectors=args.vectors,
+        generated_vectors=args.generated_vectors,
         npu=args.npu,
         expose_activations=args.expose_activations,
         progress=calibration_progress,
@@ -154,7 +170,9 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
     return render_report(artifacts, out_dir)
 
 
-def _layer_list(text: str) -> tuple[int, ...]:
+def _layer_list(text: str) -> tuple[int, ...] | Literal["all"]:
+    if text == "all":
+        return "all"
     try:
         return tuple(int(item) for item in text.split(","))
     except ValueError:

@@ -5,8 +5,9 @@ The runtime's own executor cannot run cortex_m::* kernels on the host, so this
 walks the program's instructions itself: tensors live at their planned offsets
 in shared arenas (so a wrong memory plan corrupts results here as it would on
 the device), constants come from the program's segment, and each operator runs
-its host implementation (ExecuTorch's Python emulation of the CMSIS-NN
-arithmetic for cortex_m::*, ATen for portable operators).
+its host implementation (the device's arithmetic for cortex_m::*: ExecuTorch's
+Python, or et_zephyr.reference's where that is not exact; ATen for portable
+operators).
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ from executorch.exir.schema import (
 )
 from executorch.exir.tensor import get_scalar_type
 
+from . import reference
 from .errors import ExportError
 
 
-def run_pte(pte: bytes, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
-    """Outputs of method 0 ('forward') of the program for these inputs."""
+def run_pte(pte: bytes, inputs: tuple[torch.Tensor, ...], isa: str) -> tuple[torch.Tensor, ...]:
+    """Outputs of method 0 ('forward') of the program for these inputs, computed as
+    firmware of this ISA tier ("scalar", "dsp", "mve") computes them."""
     program = deserialize_pte_binary(pte).program
     plan = program.execution_plan[0]
     arenas = [torch.zeros(size, dtype=torch.uint8) for size in plan.non_const_buffer_sizes]
@@ -50,12 +53,13 @@ def run_pte(pte: bytes, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor,
         destination = values[index]
         assert isinstance(destination, torch.Tensor)
         destination.copy_(tensor)
-    for chain in plan.chains:
-        for instruction in chain.instructions:
-            call = instruction.instr_args
-            if not isinstance(call, KernelCall):
-                raise ExportError(f"cannot emulate instruction {type(call).__name__}")
-            _call(plan, call, values)
+    with reference.installed(isa):
+        for chain in plan.chains:
+            for instruction in chain.instructions:
+                call = instruction.instr_args
+                if not isinstance(call, KernelCall):
+                    raise ExportError(f"cannot emulate instruction {type(call).__name__}")
+                _call(plan, call, values)
     return tuple(_clone(values[index]) for index in plan.outputs)
 
 
@@ -104,7 +108,7 @@ def _tensor(spec: Tensor, program: Program, arenas: list[torch.Tensor]) -> torch
         storage = torch.zeros(nbytes, dtype=torch.uint8)
     physical = storage.view(dtype).view(physical_shape)
     # A view in logical order over the physical (dim_order) layout.
-    return physical.permute(*_inverse(spec.dim_order))
+    return physical.permute(_inverse(spec.dim_order))
 
 
 def _inverse(order: list[int]) -> list[int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 import torch.utils._pytree as pytree
@@ -36,6 +37,7 @@ from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import Quantizer
 from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
 
+from . import reference
 from .analysis import node_macs
 from .errors import ExportError
 from .loading import Inputs
@@ -255,15 +257,19 @@ def drop_unused_constants(program: ExportedProgram) -> int:
     return dropped
 
 
-def expose_activations(program: ExportedProgram, layers: Sequence[int]) -> list[str]:
-    """Make the outputs of these MAC layers (0 = the first conv or linear to run)
-    extra program outputs, so a device test can compare them too.
+def expose_activations(
+    program: ExportedProgram, layers: Sequence[int] | Literal["all"]
+) -> list[str]:
+    """Make the outputs of these MAC layers (0 = the first conv or linear to run;
+    "all": every one) extra program outputs, so a device test can compare them too.
 
     A wrong kernel can hide in a final output that barely moves; it cannot hide
     in the activation it computed. Returns the exposed nodes' names.
     """
     graph = program.graph_module.graph
     mac_layers = [node for node in graph.nodes if node.op == "call_function" and node_macs(node)]
+    if layers == "all":
+        layers = range(len(mac_layers))
     for layer in layers:
         if not 0 <= layer < len(mac_layers):
             raise ExportError(
@@ -283,15 +289,18 @@ def expose_activations(program: ExportedProgram, layers: Sequence[int]) -> list[
     return [node.name for node in chosen]
 
 
-def run_on_host(program: ExportedProgram, samples: list[Inputs]) -> list[tuple[torch.Tensor, ...]]:
+def run_on_host(
+    program: ExportedProgram, samples: list[Inputs], target: Target
+) -> list[tuple[torch.Tensor, ...]]:
     """Run the lowered program with the cortex_m ops' host implementations.
 
-    These emulate the CMSIS-NN fixed-point arithmetic, so their outputs are the
-    bytes the device must reproduce.
+    These compute the device's integer arithmetic for the target's ISA tier
+    (ExecuTorch's, or et_zephyr.reference's where ExecuTorch's is not exact), so
+    their outputs are the bytes the device must reproduce.
     """
     module = program.module(check_guards=False)
     outputs = []
-    with torch.no_grad():
+    with torch.no_grad(), reference.installed(target.isa):
         for sample in samples:
             result = module(*sample)
             outputs.append(tuple(result) if isinstance(result, (tuple, list)) else (result,))

@@ -113,7 +113,7 @@ def test_serialized_program_reproduces_the_vectors_bit_exactly(export_kws, targe
     vectors = np.load(result.path(".vectors.npz"))
     assert len(vectors["input_0"]) == 4
     for index, sample in enumerate(vectors["input_0"]):
-        (output,) = run_pte(pte, (torch.from_numpy(sample),))
+        (output,) = run_pte(pte, (torch.from_numpy(sample),), result.manifest["target"]["isa"])
         assert output.numpy().tobytes() == vectors["output_0"][index].tobytes()
         assert output.numpy().tobytes() == vectors["output_0_bytes"][index].tobytes()
 
@@ -165,7 +165,7 @@ def test_exposed_activations_are_extra_outputs_reproduced_bit_exactly(tmp_path) 
     vectors = np.load(tmp_path / "kws.vectors.npz")
     pte = (tmp_path / "kws.pte").read_bytes()
     for index, sample in enumerate(vectors["input_0"]):
-        results = run_pte(pte, (torch.from_numpy(sample),))
+        results = run_pte(pte, (torch.from_numpy(sample),), artifacts.manifest["target"]["isa"])
         for position, result in enumerate(results):
             expected = vectors[f"output_{position}_bytes"][index].tobytes()
             physical = result.permute(*outputs[position]["dim_order"]).contiguous()

@@ -47,7 +47,7 @@ def test_single_channel_depthwise_becomes_a_bit_exact_convolution(target: str) -
     conv = next(node for node in rewritten.graph.nodes if node.target == CONV)
     weight = rewritten.state_dict[rewritten.graph_signature.inputs_to_parameters[conv.args[1].name]]
     assert tuple(weight.shape) == (16, 5, 3, 1)  # OHWI, packed once at export
-    expected = pipeline.run_on_host(upstream, samples)
-    actual = pipeline.run_on_host(rewritten, samples)
+    expected = pipeline.run_on_host(upstream, samples, resolve_target(target))
+    actual = pipeline.run_on_host(rewritten, samples, resolve_target(target))
     for before, after in zip(expected, actual, strict=True):
         assert torch.equal(before[0], after[0])

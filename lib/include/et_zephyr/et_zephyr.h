@@ -267,6 +267,21 @@ int et_zephyr_set_input_tensor(struct et_zephyr_model *model, size_t index, int3
                                const int32_t *shape, size_t rank, const void *data, size_t nbytes);
 
 /**
+ * The memory of input @p index itself, to fill in place instead of copying.
+ *
+ * The buffer is the input's planned memory, laid out in the program's dim order
+ * (as et_zephyr_set_input() expects its data); it counts as set for the next run.
+ * Fill it after the previous run's outputs are read: planned memory reuses input
+ * buffers for intermediate values.
+ *
+ * @param data Set to the buffer on success.
+ * @param nbytes Set to its size on success (may be NULL).
+ * @retval ET_ZEPHYR_ERR_UNSUPPORTED the input is not a memory-planned tensor.
+ */
+int et_zephyr_input_buffer(struct et_zephyr_model *model, size_t index, void **data,
+                           size_t *nbytes);
+
+/**
  * Execute the method once.
  *
  * @retval ET_ZEPHYR_ERR_INPUT_NOT_SET an input was not set since the last run.

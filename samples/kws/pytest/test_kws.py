@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A sample's outputs equal et-export's host reference, byte for byte (kws and hello).
+"""A sample's outputs equal et-export's host reference, byte for byte (kws, hello, tests/models).
 
-Reads the "ET_OUTPUT <input> <output> <hex>" lines the sample prints and
+Reads the "ET_OUTPUT <input> <output> <hex>" lines the sample prints (or, built
+with CONFIG_APP_PRINT_OUTPUT_CRCS, "ET_CRC <input> <output> <size> <crc32>") and
 compares each with output_<output>_bytes[<input>] of the NAME.vectors.npz that
 et-export wrote into the build folder for this very build (same program, same
 inputs). Output 0 is the model's result; outputs 1.. are the intermediate
@@ -12,12 +13,14 @@ from __future__ import annotations
 
 import logging
 import re
+import zlib
 from pathlib import Path
 
 import numpy as np
 from twister_harness import DeviceAdapter
 
 OUTPUT_LINE = re.compile(r"ET_OUTPUT (\d+) (\d+) ([0-9a-f]*)\s*$")
+CRC_LINE = re.compile(r"ET_CRC (\d+) (\d+) (\d+) ([0-9a-f]{8})\s*$")
 logger = logging.getLogger(__name__)
 
 
@@ -43,18 +46,35 @@ def reference(build: Path) -> dict[tuple[int, int], bytes]:
 def test_outputs_bit_exact(dut: DeviceAdapter) -> None:
     lines = dut.readlines_until(regex=r"ET_DONE", print_output=False)
     for line in lines:
-        if not line.startswith("ET_OUTPUT"):
+        if not line.startswith(("ET_OUTPUT", "ET_CRC")):
             logger.info(line)
     assert "ET_DONE PASS" in lines[-1], lines[-1]
 
     expected = reference(build_dir(dut))
-    seen = {}
+    seen: dict[tuple[int, int], bytes] = {}
+    crcs: dict[tuple[int, int], tuple[int, int]] = {}
     for line in lines:
         match = OUTPUT_LINE.match(line.strip())
+        crc = CRC_LINE.match(line.strip())
         if match:
             key = (int(match.group(1)), int(match.group(2)))
             assert key not in seen, f"output {key} printed twice"
             seen[key] = bytes.fromhex(match.group(3))
+        elif crc:
+            key = (int(crc.group(1)), int(crc.group(2)))
+            assert key not in crcs, f"output {key} printed twice"
+            crcs[key] = (int(crc.group(3)), int(crc.group(4), 16))
+    assert not (seen and crcs), "the device printed both bytes and CRCs"
+    if crcs:
+        assert sorted(crcs) == sorted(expected), "the device printed other outputs than expected"
+        for key, (size, device_crc) in crcs.items():
+            host = expected[key]
+            assert (size, device_crc) == (len(host), zlib.crc32(host)), (
+                f"input {key[0]} output {key[1]}: {size} bytes with CRC-32 {device_crc:08x}, "
+                f"the host reference {len(host)} bytes with {zlib.crc32(host):08x}"
+            )
+        logger.info("%d outputs bit-exact (CRC-32) with the host reference", len(crcs))
+        return
     assert sorted(seen) == sorted(expected), "the device printed other outputs than expected"
     for key, device in seen.items():
         host = expected[key]

@@ -11,6 +11,9 @@
  * expected bytes (the console harness of FVP runs matches it). Built with
  * CONFIG_ET_ZEPHYR_PROFILING, it also prints the cycles per operator.
  *
+ * Test inputs are stored in flash, or generated here from a recipe (et-export
+ * --generated-vectors; et_zephyr/test_inputs.py computes the same floats on the host).
+ *
  * The model comes from APP_MODEL_HEADER / APP_MODEL_CONFIG (set by CMake), the
  * vectors from vectors.h (gen_vectors.py). samples/hello uses this file too.
  */
@@ -26,6 +29,7 @@
 #include <et_zephyr/et_zephyr.h>
 
 #include APP_MODEL_HEADER
+#include "test_inputs.h"
 #include "vectors.h"
 
 static struct et_zephyr_model model;
@@ -53,6 +57,25 @@ static void print_hex(const uint8_t *data, size_t size) {
             n = 0;
         }
     }
+}
+
+static int set_input(int v, int i) {
+    const struct vec_buffer *stored = &vec_inputs[v][i];
+
+    if (stored->data != NULL) {
+        return et_zephyr_set_input(&model, i, stored->data, stored->size);
+    }
+    void *buffer;
+    size_t nbytes;
+    int rc = et_zephyr_input_buffer(&model, i, &buffer, &nbytes);
+
+    if (rc == ET_ZEPHYR_OK && nbytes != stored->size) {
+        rc = ET_ZEPHYR_ERR_SIZE_MISMATCH;
+    }
+    if (rc == ET_ZEPHYR_OK) {
+        generate_input(buffer, nbytes / sizeof(float), &vec_recipes[v][i]);
+    }
+    return rc;
 }
 
 static size_t argmax(const float *y, size_t n) {
@@ -192,7 +215,7 @@ int main(void) {
 
     for (int v = 0; v < VEC_COUNT; v++) {
         for (int i = 0; i < VEC_NUM_INPUTS && rc == ET_ZEPHYR_OK; i++) {
-            rc = et_zephyr_set_input(&model, i, vec_inputs[v][i].data, vec_inputs[v][i].size);
+            rc = set_input(v, i);
         }
         if (rc == ET_ZEPHYR_OK) {
             rc = et_zephyr_run(&model);
@@ -218,6 +241,8 @@ int main(void) {
                 printk("ET_OUTPUT %d %d ", v, o);
                 print_hex(out.data, out.nbytes);
                 printk("\n");
+            } else if (IS_ENABLED(CONFIG_APP_PRINT_OUTPUT_CRCS)) {
+                printk("ET_CRC %d %d %u %08x\n", v, o, (unsigned int)out.nbytes, crc);
             }
             if (!same) {
                 printk("ET_MISMATCH input %d output %d: %u bytes crc32 %08x, expected %u "

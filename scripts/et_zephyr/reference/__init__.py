@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The host semantics of the operators whose device arithmetic ExecuTorch's Python
+does not reproduce bit for bit.
+
+ExecuTorch registers a Python implementation of every cortex_m::* operator, and
+et-export's host reference runs them. Where that Python is not the arithmetic the
+device runs (CMSIS-NN's C code and ExecuTorch's C++ kernels around it), these
+modules are, written from that C code: rounding, saturation, wrapping, order of
+operations. `installed()` puts them in place of ExecuTorch's for the ISA tier the
+program was lowered for (the float edges round differently with Helium).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import warnings
+from collections.abc import Callable, Iterator
+
+# Importing the passes first registers the cortex_m::* operators without an import cycle.
+import executorch.backends.cortex_m.passes  # noqa: F401
+import torch
+from torch.library import Library
+
+from . import convolution, edges, matmul, pooling, softmax
+
+_helium: contextvars.ContextVar[bool] = contextvars.ContextVar("et_zephyr_helium", default=False)
+
+
+def _quantize_per_tensor(
+    values: torch.Tensor,
+    scale: float,
+    zero_point: int,
+    quant_min: int,
+    quant_max: int,
+    dtype: torch.dtype,
+) -> torch.Tensor:
+    helium = _helium.get()
+    return edges.quantize_per_tensor(values, scale, zero_point, quant_min, quant_max, dtype, helium)
+
+
+def _dequantize_per_tensor(
+    values: torch.Tensor,
+    scale: float,
+    zero_point: int,
+    quant_min: int,
+    quant_max: int,
+    dtype: torch.dtype,
+) -> torch.Tensor:
+    del quant_min, quant_max
+    return edges.dequantize_per_tensor(values, scale, zero_point, dtype)
+
+
+# Operator (functional overload) -> the module's host implementation.
+HOST_KERNELS: dict[str, Callable[..., torch.Tensor]] = {
+    "quantize_per_tensor": _quantize_per_tensor,
+    "dequantize_per_tensor": _dequantize_per_tensor,
+    "quantized_conv2d": convolution.conv2d,
+    "quantized_depthwise_conv2d": convolution.depthwise_conv2d,
+    "quantized_avg_pool2d": pooling.avg_pool2d,
+    "softmax": softmax.softmax,
+    "quantized_batch_matmul": matmul.batch_matmul,
+}
+
+_library: Library | None = None
+
+
+def _register() -> None:
+    global _library
+    if _library is not None:
+        return
+    library = Library("cortex_m", "IMPL")
+    with warnings.catch_warnings():
+        # Replacing ExecuTorch's implementations is the point: no warning about it.
+        warnings.filterwarnings("ignore", message="(?s).*Overriding a previously registered kernel")
+        for name, kernel in HOST_KERNELS.items():
+            library.impl(name, kernel, "CompositeExplicitAutograd")
+    _library = library
+
+
+@contextlib.contextmanager
+def installed(isa: str) -> Iterator[None]:
+    """Run cortex_m::* operators with the device's arithmetic for this ISA tier
+    ("scalar", "dsp" or "mve") inside the block."""
+    _register()
+    token = _helium.set(isa == "mve")
+    try:
+        yield
+    finally:
+        _helium.reset(token)

@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cortex_m::quantized_conv2d and quantized_depthwise_conv2d as CMSIS-NN computes them.
+
+Each output is the int32 sum of (input + input_offset) * weight plus the bias, then
+arm_nn_requantize with the channel's multiplier and shift, the output offset and the
+activation clamp. ExecuTorch's Python sums with an int32 convolution, which PyTorch
+has no dilated form of; here the sums are taken in float64 (exact: they stay far below
+2^53) and wrapped to int32 where the device's would wrap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from .fixed_point import requantize, wrap32
+
+
+def conv2d(
+    values: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    input_offset: int,
+    output_offset: int,
+    multipliers: torch.Tensor,
+    shifts: torch.Tensor,
+    activation_min: int,
+    activation_max: int,
+    scratch: torch.Tensor,
+) -> torch.Tensor:
+    """Weights OHWI; a weight of fewer input channels than the input is a grouped one."""
+    del scratch
+    groups = values.shape[1] // weight.shape[3]
+    sums = _sums(
+        values, weight.permute(0, 3, 1, 2), bias, stride, padding, dilation, groups, input_offset
+    )
+    return _output(sums, multipliers, shifts, output_offset, activation_min, activation_max)
+
+
+def depthwise_conv2d(
+    values: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    depth_multiplier: int,
+    input_offset: int,
+    output_offset: int,
+    multipliers: torch.Tensor,
+    shifts: torch.Tensor,
+    activation_min: int,
+    activation_max: int,
+    scratch: torch.Tensor,
+) -> torch.Tensor:
+    """Weights [1, H, W, C * depth_multiplier]: output channel c * multiplier + m reads
+    input channel c."""
+    del scratch, depth_multiplier
+    sums = _sums(
+        values,
+        weight.permute(3, 0, 1, 2),
+        bias,
+        stride,
+        padding,
+        dilation,
+        values.shape[1],
+        input_offset,
+    )
+    return _output(sums, multipliers, shifts, output_offset, activation_min, activation_max)
+
+
+def _sums(
+    values: torch.Tensor,
+    weight_oihw: torch.Tensor,
+    bias: torch.Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
+    input_offset: int,
+) -> torch.Tensor:
+    # Padding adds zeros to the offset input, as CMSIS-NN skips padded positions.
+    shifted = values.to(torch.float64) + input_offset
+    sums = F.conv2d(
+        shifted,
+        weight_oihw.to(torch.float64),
+        None,
+        tuple(stride),
+        tuple(padding),
+        tuple(dilation),
+        groups,
+    )
+    sums = sums.to(torch.int64)
+    if bias is not None:
+        sums = sums + bias.to(torch.int64).view(1, -1, 1, 1)
+    return wrap32(sums)
+
+
+def _output(
+    sums: torch.Tensor,
+    multipliers: torch.Tensor,
+    shifts: torch.Tensor,
+    output_offset: int,
+    activation_min: int,
+    activation_max: int,
+) -> torch.Tensor:
+    per_channel = (1, -1, 1, 1)
+    result = requantize(sums, multipliers.view(per_channel), shifts.view(per_channel))
+    result = (result + output_offset).clamp(activation_min, activation_max)
+    return result.to(torch.int8).contiguous(memory_format=torch.channels_last)

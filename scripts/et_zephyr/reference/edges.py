@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The float edges of a program: cortex_m::quantize_per_tensor and dequantize_per_tensor.
+
+As ExecuTorch's Cortex-M kernels compute them (op_quantize_per_tensor.cpp,
+op_dequantize_per_tensor.cpp), not as the Edge dialect's Python does:
+- the inverse scale is 1.0f / (float)scale, in float32;
+- the scalar loop rounds the float32 product `inv_scale * x` with nearbyint (ties to
+  even), so the product is rounded twice;
+- with Helium, every whole block of 16 elements goes through
+  `vfmaq_f32(1.5 * 2^23, x, inv_scale)`: one fused rounding of the exact product, and
+  outside |x * inv_scale| < 2^22 not a rounding at all but the float's bits minus the
+  magic number, narrowed to 16 bits; the tail runs the scalar loop.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .fixed_point import INT32_MAX, INT32_MIN, wrap32
+
+_MAGIC_FLOAT = 12582912.0  # 1.5 * 2^23
+_MAGIC_INT = 0x4B400000  # its bit pattern
+_HELIUM_BLOCK = 16
+
+
+def quantize_per_tensor(
+    values: torch.Tensor,
+    scale: float,
+    zero_point: int,
+    quant_min: int,
+    quant_max: int,
+    dtype: torch.dtype,
+    helium: bool,
+) -> torch.Tensor:
+    inv_scale = torch.tensor(1.0, dtype=torch.float32) / torch.tensor(scale, dtype=torch.float32)
+    flat, order = in_memory_order(values.to(torch.float32))
+    # float32 * float32 is exact in float64 (48 significant bits).
+    exact = flat.to(torch.float64) * inv_scale.to(torch.float64)
+    result = _scalar_loop(exact, zero_point)
+    if helium:
+        block = flat.numel() // _HELIUM_BLOCK * _HELIUM_BLOCK
+        narrow = 16 if dtype == torch.int8 else 32
+        result[:block] = _helium_loop(exact[:block], zero_point, narrow)
+    return from_memory_order(result.clamp(quant_min, quant_max).to(dtype), values, order)
+
+
+def in_memory_order(values: torch.Tensor) -> tuple[torch.Tensor, list[int]]:
+    """The elements in the order the device's buffer holds them, and the dims' order."""
+    order = sorted(range(values.dim()), key=lambda dim: -values.stride(dim))
+    return values.permute(order).contiguous().view(-1), order
+
+
+def from_memory_order(flat: torch.Tensor, like: torch.Tensor, order: list[int]) -> torch.Tensor:
+    """in_memory_order's inverse: a tensor of like's shape whose memory is flat."""
+    physical = flat.view([like.shape[dim] for dim in order])
+    inverse = sorted(range(len(order)), key=lambda position: order[position])
+    return physical.permute(inverse)
+
+
+def _scalar_loop(exact: torch.Tensor, zero_point: int) -> torch.Tensor:
+    """zero_point + (int32_t)nearbyint(inv_scale * x): the float32 product, then ties
+    to even; the float-to-int conversion saturates on Arm, the addition wraps."""
+    rounded = torch.round(exact.to(torch.float32).to(torch.float64))
+    as_int = rounded.nan_to_num(0.0).clamp(INT32_MIN, INT32_MAX).to(torch.int64)
+    return wrap32(as_int + zero_point)
+
+
+def _helium_loop(exact: torch.Tensor, zero_point: int, narrow: int) -> torch.Tensor:
+    """bits(fma(magic, x, inv_scale)) - (magic_int - zero_point), then the int8 path's
+    narrowing to 16 bits before its clamp.
+
+    Below 2^22 the fused sum lies in [2^23, 2^24), where a float's step is 1: the bits
+    are the exact product rounded to nearest even. Above, the sum is exact in float64
+    and rounds to float32 once, as the fused multiply-add does.
+    """
+    in_range = exact.abs() < (1 << 22)
+    fused = torch.where(in_range, 0.0, exact + _MAGIC_FLOAT).to(torch.float32)
+    bits = fused.view(torch.int32).to(torch.int64) - _MAGIC_INT
+    rounded = torch.round(torch.where(in_range, exact, 0.0)).to(torch.int64)
+    result = wrap32(torch.where(in_range, rounded, bits) + zero_point)
+    if narrow == 16:
+        result = ((result + (1 << 15)) & 0xFFFF) - (1 << 15)
+    return result
+
+
+def dequantize_per_tensor(
+    values: torch.Tensor, scale: float, zero_point: int, dtype: torch.dtype
+) -> torch.Tensor:
+    """(float)(q - zero_point) * (float)scale, in float32 (exact int-to-float, one rounding)."""
+    del dtype
+    centred = values.to(torch.int32) - zero_point
+    return centred.to(torch.float32) * torch.tensor(scale, dtype=torch.float32)

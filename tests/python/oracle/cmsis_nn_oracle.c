@@ -1,0 +1,142 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Flat-argument entry points into CMSIS-NN's C code, built for the host by
+ * tests/python/test_reference_cmsis_nn.py (its scalar paths: no DSP, no Helium), so
+ * the host reference can be compared with the library itself, operator by operator.
+ */
+
+#include <stdint.h>
+#include <string.h>
+
+#include "arm_nnfunctions.h"
+#include "arm_nnsupportfunctions.h"
+
+static int8_t scratch[1 << 20];
+
+static cmsis_nn_context context(void) {
+    cmsis_nn_context ctx = {scratch, sizeof(scratch)};
+    return ctx;
+}
+
+void oracle_requantize(const int32_t *in, int32_t count, int32_t multiplier, int32_t shift,
+                       int32_t *out) {
+    for (int32_t i = 0; i < count; i++) {
+        out[i] = arm_nn_requantize(in[i], multiplier, shift);
+    }
+}
+
+/* NHWC images, one after another. */
+int oracle_avgpool(const int8_t *in, int32_t n, int32_t h, int32_t w, int32_t c, int32_t kh,
+                   int32_t kw, int32_t sh, int32_t sw, int32_t ph, int32_t pw, int32_t oh,
+                   int32_t ow, int8_t *out) {
+    cmsis_nn_context ctx = context();
+    cmsis_nn_pool_params params = {{sw, sh}, {pw, ph}, {-128, 127}};
+    cmsis_nn_dims input = {1, h, w, c}, filter = {1, kh, kw, 1}, output = {1, oh, ow, c};
+    for (int32_t b = 0; b < n; b++) {
+        if (arm_avgpool_s8(&ctx, &params, &input, in + b * h * w * c, &filter, &output,
+                           out + b * oh * ow * c) != ARM_CMSIS_NN_SUCCESS) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int oracle_maxpool(const int8_t *in, int32_t n, int32_t h, int32_t w, int32_t c, int32_t kh,
+                   int32_t kw, int32_t sh, int32_t sw, int32_t ph, int32_t pw, int32_t oh,
+                   int32_t ow, int32_t act_min, int32_t act_max, int8_t *out) {
+    cmsis_nn_context ctx = context();
+    cmsis_nn_pool_params params = {{sw, sh}, {pw, ph}, {act_min, act_max}};
+    cmsis_nn_dims input = {1, h, w, c}, filter = {1, kh, kw, 1}, output = {1, oh, ow, c};
+    for (int32_t b = 0; b < n; b++) {
+        if (arm_max_pool_s8(&ctx, &params, &input, in + b * h * w * c, &filter, &output,
+                            out + b * oh * ow * c) != ARM_CMSIS_NN_SUCCESS) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void oracle_softmax(const int8_t *in, int32_t rows, int32_t row_size, int32_t mult,
+                    int32_t shift, int32_t diff_min, int8_t *out) {
+    arm_softmax_s8(in, rows, row_size, mult, shift, diff_min, out);
+}
+
+/* lhs [batch, rows, inner], rhs transposed [batch, cols, inner]. */
+int oracle_batch_matmul(const int8_t *lhs, const int8_t *rhs, int32_t batch, int32_t rows,
+                        int32_t cols, int32_t inner, int32_t lhs_offset, int32_t rhs_offset,
+                        int32_t out_offset, int32_t mult, int32_t shift, int8_t *out) {
+    cmsis_nn_context ctx = context();
+    cmsis_nn_bmm_params params = {false, false, {lhs_offset, rhs_offset, out_offset, {-128, 127}}};
+    cmsis_nn_per_tensor_quant_params quant = {mult, shift};
+    cmsis_nn_dims lhs_dims = {1, batch, rows, inner}, rhs_dims = {1, batch, cols, inner};
+    cmsis_nn_dims out_dims = {1, batch, rows, cols};
+    return arm_batch_matmul_s8(&ctx, &params, &quant, &lhs_dims, lhs, &rhs_dims, rhs, &out_dims,
+                               out) != ARM_CMSIS_NN_SUCCESS;
+}
+
+void oracle_add(const int8_t *a, const int8_t *b, int32_t count, int32_t a_offset,
+                int32_t a_mult, int32_t a_shift, int32_t b_offset, int32_t b_mult,
+                int32_t b_shift, int32_t left_shift, int32_t out_offset, int32_t out_mult,
+                int32_t out_shift, int32_t act_min, int32_t act_max, int8_t *out) {
+    arm_elementwise_add_s8(a, b, a_offset, a_mult, a_shift, b_offset, b_mult, b_shift,
+                           left_shift, out, out_offset, out_mult, out_shift, act_min, act_max,
+                           count);
+}
+
+void oracle_mul(const int8_t *a, const int8_t *b, int32_t count, int32_t a_offset,
+                int32_t b_offset, int32_t out_offset, int32_t out_mult, int32_t out_shift,
+                int32_t act_min, int32_t act_max, int8_t *out) {
+    arm_elementwise_mul_s8(a, b, a_offset, b_offset, out, out_offset, out_mult, out_shift,
+                           act_min, act_max, count);
+}
+
+/* input [batches, in_features], weights [out_features, in_features]. */
+int oracle_fully_connected(const int8_t *in, const int8_t *weights, const int32_t *bias,
+                           int32_t batches, int32_t in_features, int32_t out_features,
+                           int32_t in_offset, int32_t filter_offset, int32_t out_offset,
+                           int32_t mult, int32_t shift, int32_t act_min, int32_t act_max,
+                           int8_t *out) {
+    cmsis_nn_context ctx = context();
+    cmsis_nn_fc_params params = {in_offset, filter_offset, out_offset, {act_min, act_max}};
+    cmsis_nn_per_tensor_quant_params quant = {mult, shift};
+    cmsis_nn_dims input = {batches, 1, 1, in_features}, filter = {in_features, 1, 1, out_features};
+    cmsis_nn_dims bias_dims = {1, 1, 1, out_features}, output = {batches, 1, 1, out_features};
+    return arm_fully_connected_s8(&ctx, &params, &quant, &input, in, &filter, weights,
+                                  &bias_dims, bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
+}
+
+/* NHWC input, OHWI weights, per-channel requantization. */
+int oracle_convolve(const int8_t *in, const int8_t *weights, const int32_t *bias,
+                    const int32_t *mults, const int32_t *shifts, int32_t n, int32_t h, int32_t w,
+                    int32_t c, int32_t oc, int32_t kh, int32_t kw, int32_t sh, int32_t sw,
+                    int32_t ph, int32_t pw, int32_t dh, int32_t dw, int32_t oh, int32_t ow,
+                    int32_t in_offset, int32_t out_offset, int32_t act_min, int32_t act_max,
+                    int8_t *out) {
+    cmsis_nn_context ctx = context();
+    cmsis_nn_conv_params params = {in_offset, out_offset, {sw, sh}, {pw, ph}, {dw, dh},
+                                   {act_min, act_max}};
+    cmsis_nn_per_channel_quant_params quant = {(int32_t *)mults, (int32_t *)shifts};
+    cmsis_nn_dims input = {n, h, w, c}, filter = {oc, kh, kw, c}, bias_dims = {1, 1, 1, oc};
+    cmsis_nn_dims output = {n, oh, ow, oc};
+    return arm_convolve_wrapper_s8(&ctx, &params, &quant, &input, in, &filter, weights,
+                                   &bias_dims, bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
+}
+
+/* NHWC input, [1, H, W, C * multiplier] weights. */
+int oracle_depthwise(const int8_t *in, const int8_t *weights, const int32_t *bias,
+                     const int32_t *mults, const int32_t *shifts, int32_t n, int32_t h, int32_t w,
+                     int32_t c, int32_t multiplier, int32_t kh, int32_t kw, int32_t sh, int32_t sw,
+                     int32_t ph, int32_t pw, int32_t dh, int32_t dw, int32_t oh, int32_t ow,
+                     int32_t in_offset, int32_t out_offset, int32_t act_min, int32_t act_max,
+                     int8_t *out) {
+    cmsis_nn_context ctx = context();
+    cmsis_nn_dw_conv_params params = {in_offset, out_offset, multiplier, {sw, sh}, {pw, ph},
+                                      {dw, dh}, {act_min, act_max}};
+    cmsis_nn_per_channel_quant_params quant = {(int32_t *)mults, (int32_t *)shifts};
+    const int32_t oc = c * multiplier;
+    cmsis_nn_dims input = {n, h, w, c}, filter = {1, kh, kw, oc}, bias_dims = {1, 1, 1, oc};
+    cmsis_nn_dims output = {n, oh, ow, oc};
+    return arm_depthwise_conv_wrapper_s8(&ctx, &params, &quant, &input, in, &filter, weights,
+                                         &bias_dims, bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
+}

@@ -1,0 +1,434 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The host reference against CMSIS-NN's own C code, operator by operator.
+
+With ET_ZEPHYR_CMSIS_NN_DIR naming a CMSIS-NN source tree (a west workspace's
+modules/lib/cmsis-nn), CMSIS-NN is compiled for the host (its portable C paths)
+with oracle/cmsis_nn_oracle.c, and every cortex_m::* operator the host reference
+runs (ExecuTorch's Python or et_zephyr.reference's) is compared with it on random
+and edge-case inputs, as ExecuTorch's kernels call it. CI has no CMSIS-NN sources:
+there these tests are skipped and test_reference_ops.py's transcriptions stand in.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from et_zephyr import reference
+
+CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
+pytestmark = pytest.mark.skipif(
+    not CMSIS_NN or not (Path(CMSIS_NN) / "Include" / "arm_nnfunctions.h").is_file(),
+    reason="ET_ZEPHYR_CMSIS_NN_DIR does not name a CMSIS-NN source tree",
+)
+ops = torch.ops.cortex_m
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
+    root = Path(CMSIS_NN or "")
+    sources = [
+        str(path)
+        for path in sorted((root / "Source").rglob("*.c"))
+        if "f16" not in path.name and "f32" not in path.name and "Bindings" not in path.parts
+    ]
+    library = tmp_path_factory.mktemp("oracle") / "cmsis_nn_oracle.so"
+    shim = Path(__file__).parent / "oracle" / "cmsis_nn_oracle.c"
+    command = ["cc", "-O1", "-fwrapv", "-shared", "-fPIC", f"-I{root / 'Include'}", str(shim)]
+    subprocess.run([*command, *sources, "-o", str(library)], check=True)
+    return ctypes.CDLL(str(library))
+
+
+def _ptr(array: np.ndarray) -> ctypes.c_void_p:
+    return ctypes.c_void_p(array.ctypes.data)
+
+
+def _call(function, *args) -> int:
+    converted = [_ptr(a) if isinstance(a, np.ndarray) else ctypes.c_int32(int(a)) for a in args]
+    return function(*converted)
+
+
+def _int8(generator: np.random.Generator, *shape: int) -> np.ndarray:
+    return generator.integers(-128, 128, size=shape, dtype=np.int8)
+
+
+def _multipliers(generator: np.random.Generator, count: int) -> np.ndarray:
+    values = generator.integers(1 << 30, (1 << 31) - 1, size=count, dtype=np.int64)
+    values[: min(count, 2)] = [1 << 30, (1 << 31) - 1][: min(count, 2)]
+    return values.astype(np.int32)
+
+
+def _nchw(nhwc: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(nhwc.copy()).permute(0, 3, 1, 2)
+
+
+def _nhwc_bytes(tensor: torch.Tensor) -> bytes:
+    return tensor.permute(0, 2, 3, 1).contiguous().numpy().tobytes()
+
+
+def test_requantize(oracle) -> None:
+    generator = np.random.default_rng(1)
+    values = np.concatenate(
+        [
+            generator.integers(-(1 << 31), 1 << 31, size=4000, dtype=np.int64),
+            generator.integers(-(1 << 16), 1 << 16, size=4000, dtype=np.int64),
+            [0, 1, -1, (1 << 31) - 1, -(1 << 31), 1 << 20, -(1 << 20)],
+        ]
+    ).astype(np.int32)
+    for multiplier in _multipliers(generator, 6):
+        for shift in (-31, -24, -17, -9, -1, 0, 1, 3, 7):
+            expected = np.empty_like(values)
+            _call(oracle.oracle_requantize, values, len(values), multiplier, shift, expected)
+            actual = reference.fixed_point.requantize(
+                torch.from_numpy(values), int(multiplier), shift
+            )
+            assert actual.to(torch.int32).numpy().tobytes() == expected.tobytes(), shift
+
+
+@pytest.mark.parametrize(
+    ("hw", "kernel", "stride", "padding"),
+    [
+        ((8, 8), (8, 8), (8, 8), (0, 0)),
+        ((5, 25), (5, 25), (1, 1), (0, 0)),
+        ((9, 7), (3, 3), (2, 2), (1, 1)),
+        ((6, 6), (2, 3), (1, 2), (0, 1)),
+    ],
+)
+def test_pools(oracle, hw, kernel, stride, padding) -> None:
+    generator = np.random.default_rng(sum(hw))
+    image = _int8(generator, 3, *hw, 16)
+    oh = (hw[0] + 2 * padding[0] - kernel[0]) // stride[0] + 1
+    ow = (hw[1] + 2 * padding[1] - kernel[1]) // stride[1] + 1
+    geometry = (3, *hw, 16, *kernel, *stride, *padding, oh, ow)
+    x = _nchw(image).contiguous(memory_format=torch.channels_last)
+    with reference.installed("scalar"):
+        expected = np.empty((3, oh, ow, 16), dtype=np.int8)
+        assert _call(oracle.oracle_avgpool, image, *geometry, expected) == 0
+        actual = ops.quantized_avg_pool2d(
+            x,
+            list(kernel),
+            list(stride),
+            list(padding),
+            3,
+            1 << 30,
+            0,
+            torch.empty(0, dtype=torch.int8),
+        )
+        assert _nhwc_bytes(actual) == expected.tobytes()
+        if padding == (0, 0):
+            for low, high in ((-128, 127), (-20, 90)):
+                assert _call(oracle.oracle_maxpool, image, *geometry, low, high, expected) == 0
+                actual = ops.quantized_max_pool2d(
+                    x, list(kernel), list(stride), list(padding), [1, 1], False, 3, 3, low, high
+                )
+                assert _nhwc_bytes(actual) == expected.tobytes()
+
+
+@pytest.mark.parametrize("input_scale", [0.005, 0.02, 0.0625, 0.1, 0.25, 1.0, 4.0])
+def test_softmax(oracle, input_scale: float) -> None:
+    from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import _compute_softmax_params
+
+    mult, shift, diff_min = _compute_softmax_params(input_scale)
+    generator = np.random.default_rng(int(input_scale * 1000))
+    for row_size in (1, 3, 10, 12, 49, 64):
+        rows = _int8(generator, 40, row_size)
+        rows[0] = 127
+        rows[1] = -128
+        rows[2, 0] = 127
+        expected = np.empty_like(rows)
+        _call(oracle.oracle_softmax, rows, 40, row_size, mult, shift, diff_min, expected)
+        with reference.installed("scalar"):
+            actual = ops.softmax(torch.from_numpy(rows), -1, 0, -128, mult, shift, diff_min)
+        assert actual.numpy().tobytes() == expected.tobytes(), row_size
+
+
+def test_batch_matmul(oracle) -> None:
+    generator = np.random.default_rng(5)
+    for batch, rows, cols, inner in ((1, 4, 5, 16), (2, 16, 16, 32), (1, 2, 3, 2048)):
+        lhs, rhs = _int8(generator, batch, rows, inner), _int8(generator, batch, cols, inner)
+        for lhs_offset, rhs_offset, out_offset, shift in (
+            (0, 0, 0, -8),
+            (128, -127, -5, -20),
+            (-3, 17, 100, -14),
+        ):
+            mult = int(_multipliers(generator, 3)[2])
+            expected = np.empty((batch, rows, cols), dtype=np.int8)
+            assert (
+                _call(
+                    oracle.oracle_batch_matmul,
+                    lhs,
+                    rhs,
+                    batch,
+                    rows,
+                    cols,
+                    inner,
+                    lhs_offset,
+                    rhs_offset,
+                    out_offset,
+                    mult,
+                    shift,
+                    expected,
+                )
+                == 0
+            )
+            with reference.installed("scalar"):
+                actual = ops.quantized_batch_matmul(
+                    torch.from_numpy(lhs),
+                    lhs_offset,
+                    torch.from_numpy(rhs),
+                    rhs_offset,
+                    out_offset,
+                    mult,
+                    shift,
+                    torch.empty(0),
+                )
+            assert actual.numpy().tobytes() == expected.tobytes()
+
+
+def test_add_and_mul(oracle) -> None:
+    generator = np.random.default_rng(7)
+    a, b = _int8(generator, 4096), _int8(generator, 4096)
+    a[:4], b[:4] = [-128, 127, -128, 127], [-128, 127, 127, -128]
+    for case in range(12):
+        zp_a, zp_b, zp_out = (int(z) for z in generator.integers(-128, 128, size=3))
+        m_a, m_b, m_out = (int(m) for m in _multipliers(generator, 3))
+        s_a, s_b = (int(s) for s in generator.integers(-6, 0, size=2))
+        s_out = int(generator.integers(-24, -16)) if case % 2 else -20
+        low, high = (-128, 127) if case % 3 else (zp_out, 127)
+        expected = np.empty_like(a)
+        _call(
+            oracle.oracle_add,
+            a,
+            b,
+            len(a),
+            -zp_a,
+            m_a,
+            s_a,
+            -zp_b,
+            m_b,
+            s_b,
+            20,
+            zp_out,
+            m_out,
+            s_out,
+            low,
+            high,
+            expected,
+        )
+        with reference.installed("scalar"):
+            actual = ops.quantized_add(
+                torch.from_numpy(a),
+                zp_a,
+                m_a,
+                s_a,
+                torch.from_numpy(b),
+                zp_b,
+                m_b,
+                s_b,
+                zp_out,
+                m_out,
+                s_out,
+                low,
+                high,
+            )
+        assert actual.numpy().tobytes() == expected.tobytes(), ("add", case)
+        s_mul = int(generator.integers(-14, -6))
+        _call(
+            oracle.oracle_mul, a, b, len(a), -zp_a, -zp_b, zp_out, m_out, s_mul, -128, 127, expected
+        )
+        with reference.installed("scalar"):
+            actual = ops.quantized_mul(
+                torch.from_numpy(a), zp_a, torch.from_numpy(b), zp_b, zp_out, m_out, s_mul
+            )
+        assert actual.numpy().tobytes() == expected.tobytes(), ("mul", case)
+
+
+def test_fully_connected(oracle) -> None:
+    generator = np.random.default_rng(9)
+    for batches, in_features, out_features in ((1, 64, 10), (3, 257, 33), (16, 32, 32)):
+        x, w = _int8(generator, batches, in_features), _int8(generator, out_features, in_features)
+        bias = generator.integers(-50000, 50000, size=out_features).astype(np.int32)
+        for in_offset, filter_offset, out_offset, low in ((128, 0, -128, -128), (-7, 0, 3, 3)):
+            mult, shift = int(_multipliers(generator, 1)[0]), int(generator.integers(-12, -6))
+            expected = np.empty((batches, out_features), dtype=np.int8)
+            assert (
+                _call(
+                    oracle.oracle_fully_connected,
+                    x,
+                    w,
+                    bias,
+                    batches,
+                    in_features,
+                    out_features,
+                    in_offset,
+                    filter_offset,
+                    out_offset,
+                    mult,
+                    shift,
+                    low,
+                    127,
+                    expected,
+                )
+                == 0
+            )
+            with reference.installed("scalar"):
+                actual = ops.quantized_linear(
+                    torch.from_numpy(x),
+                    torch.from_numpy(w),
+                    torch.from_numpy(bias),
+                    None,
+                    in_offset,
+                    filter_offset,
+                    out_offset,
+                    [mult],
+                    [shift],
+                    127,
+                    low,
+                )
+            assert actual.numpy().tobytes() == expected.tobytes()
+
+
+CONV_SHAPES = [  # (h, w, c, oc, kh, kw, stride, padding, dilation)
+    (10, 10, 3, 8, 3, 3, 1, 1, 1),
+    (9, 9, 8, 16, 3, 3, 2, 1, 1),
+    (8, 8, 16, 32, 1, 1, 1, 0, 1),
+    (8, 8, 16, 32, 1, 1, 2, 0, 1),
+    (49, 10, 1, 64, 10, 4, 2, 1, 1),
+    (7, 7, 4, 4, 3, 3, 1, 2, 2),
+]
+
+
+@pytest.mark.parametrize("shape", CONV_SHAPES)
+def test_convolution(oracle, shape) -> None:
+    h, w, c, oc, kh, kw, stride, padding, dilation = shape
+    generator = np.random.default_rng(h * w + oc)
+    x, weights = _int8(generator, 2, h, w, c), _int8(generator, oc, kh, kw, c)
+    bias = generator.integers(-20000, 20000, size=oc).astype(np.int32)
+    mults = _multipliers(generator, oc)
+    shifts = generator.integers(-11, -5, size=oc).astype(np.int32)
+    oh = (h + 2 * padding - dilation * (kh - 1) - 1) // stride + 1
+    ow = (w + 2 * padding - dilation * (kw - 1) - 1) // stride + 1
+    expected = np.empty((2, oh, ow, oc), dtype=np.int8)
+    assert (
+        _call(
+            oracle.oracle_convolve,
+            x,
+            weights,
+            bias,
+            mults,
+            shifts,
+            2,
+            h,
+            w,
+            c,
+            oc,
+            kh,
+            kw,
+            stride,
+            stride,
+            padding,
+            padding,
+            dilation,
+            dilation,
+            oh,
+            ow,
+            11,
+            -4,
+            -128,
+            127,
+            expected,
+        )
+        == 0
+    )
+    with reference.installed("scalar"):
+        actual = ops.quantized_conv2d(
+            _nchw(x).contiguous(memory_format=torch.channels_last),
+            torch.from_numpy(weights),
+            torch.from_numpy(bias),
+            [stride] * 2,
+            [padding] * 2,
+            [dilation] * 2,
+            11,
+            -4,
+            torch.from_numpy(mults),
+            torch.from_numpy(shifts),
+            -128,
+            127,
+            torch.empty(0),
+        )
+    assert _nhwc_bytes(actual) == expected.tobytes()
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (10, 10, 8, 1, 3, 3, 1, 1),
+        (9, 9, 16, 1, 3, 3, 2, 1),
+        (6, 6, 4, 2, 3, 3, 1, 0),
+        (25, 5, 64, 1, 3, 3, 1, 1),
+    ],
+)
+def test_depthwise_convolution(oracle, shape) -> None:
+    h, w, c, multiplier, kh, kw, stride, padding = shape
+    oc = c * multiplier
+    generator = np.random.default_rng(h + w + c)
+    x, weights = _int8(generator, 2, h, w, c), _int8(generator, 1, kh, kw, oc)
+    bias = generator.integers(-20000, 20000, size=oc).astype(np.int32)
+    mults = _multipliers(generator, oc)
+    shifts = generator.integers(-10, -5, size=oc).astype(np.int32)
+    oh, ow = (h + 2 * padding - kh) // stride + 1, (w + 2 * padding - kw) // stride + 1
+    expected = np.empty((2, oh, ow, oc), dtype=np.int8)
+    assert (
+        _call(
+            oracle.oracle_depthwise,
+            x,
+            weights,
+            bias,
+            mults,
+            shifts,
+            2,
+            h,
+            w,
+            c,
+            multiplier,
+            kh,
+            kw,
+            stride,
+            stride,
+            padding,
+            padding,
+            1,
+            1,
+            oh,
+            ow,
+            128,
+            -128,
+            -128,
+            127,
+            expected,
+        )
+        == 0
+    )
+    with reference.installed("scalar"):
+        actual = ops.quantized_depthwise_conv2d(
+            _nchw(x).contiguous(memory_format=torch.channels_last),
+            torch.from_numpy(weights),
+            torch.from_numpy(bias),
+            [stride] * 2,
+            [padding] * 2,
+            [1, 1],
+            multiplier,
+            128,
+            -128,
+            torch.from_numpy(mults),
+            torch.from_numpy(shifts),
+            -128,
+            127,
+            torch.empty(0),
+        )
+    assert _nhwc_bytes(actual) == expected.tobytes()
