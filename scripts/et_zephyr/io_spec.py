@@ -85,4 +85,4 @@ def _describe(node: Node, conversion: Node | None) -> TensorIO:
 
 def device_bytes(tensor: torch.Tensor, io: TensorIO) -> bytes:
     """The tensor's bytes in the memory order the device holds it in."""
-    return tensor.permute(*io.dim_order).contiguous().numpy().tobytes()
+    return tensor.permute(io.dim_order).contiguous().numpy().tobytes()

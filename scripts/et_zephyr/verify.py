@@ -44,11 +44,14 @@ def compare(
 
 
 def _top1(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
-    same = sum(
-        bool(torch.equal(x.float().flatten(1).argmax(-1), y.float().flatten(1).argmax(-1)))
-        for x, y in zip(a, b)
-    )
+    same = sum(bool(torch.equal(_classes(x), _classes(y))) for x, y in zip(a, b))
     return same / len(a) if a else 1.0
+
+
+def _classes(output: torch.Tensor) -> torch.Tensor:
+    """The top class of each batch row; a rank-0 or rank-1 output is one row."""
+    rows = output.float().reshape(output.shape[0] if output.dim() >= 2 else 1, -1)
+    return rows.argmax(-1)
 
 
 def _max_steps(a: list[torch.Tensor], b: list[torch.Tensor], step: float) -> float:
