@@ -60,20 +60,20 @@ def node_macs(node: Node) -> int:
     base = schema.name.split("::")[-1] if schema is not None else ""
     if base not in MAC_OPERATORS:
         return 0
-    out = _value(node)
-    first, second = _value(node.args[0]), _value(node.args[1])
+    out, first = _value(node), _value(node.args[0])
     if base == "quantized_conv2d":  # weight: [C_out, kH, kW, C_in]
-        return out.numel() * prod(second.shape[1:])
+        return out.numel() * prod(_value(node.args[1]).shape[1:])
     if base == "quantized_depthwise_conv2d":  # weight: [1, kH, kW, C_out]
-        return out.numel() * second.shape[1] * second.shape[2]
+        weight = _value(node.args[1])
+        return out.numel() * weight.shape[1] * weight.shape[2]
     if base == "quantized_transpose_conv2d":  # every input element meets the kernel
-        return first.numel() * second.numel() // first.shape[1]
+        return first.numel() * _value(node.args[1]).numel() // first.shape[1]
     if base == "convolution":  # weight: [C_out, C_in / groups, kH, kW]
-        return out.numel() * prod(second.shape[1:])
+        return out.numel() * prod(_value(node.args[1]).shape[1:])
     if base == "addmm":
-        return out.numel() * second.shape[-1]
-    # linear, quantized_linear, mm, bmm, quantized_batch_matmul: reduce the
-    # input's last dimension.
+        return out.numel() * _value(node.args[1]).shape[-1]
+    # linear, quantized_linear, mm, bmm, quantized_batch_matmul (whose second
+    # argument is a zero point): reduce the first input's last dimension.
     return out.numel() * first.shape[-1]
 
 

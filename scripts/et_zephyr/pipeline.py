@@ -172,7 +172,12 @@ def lower_to_cortex_m(edge: EdgeProgramManager, target: Target) -> ExportedProgr
     one tier must not run on firmware built for another.
     """
     manager = CortexMPassManager(edge.exported_program(), target_config=target.config)
-    return manager.transform()
+    try:
+        return manager.transform()
+    except Exception as error:
+        # ExecuTorch names the pass in the message and the failure in the cause.
+        cause = f": {first_line(error.__cause__)}" if error.__cause__ else ""
+        raise ExportError(f"lowering to Cortex-M failed: {first_line(error)}{cause}") from error
 
 
 def remove_noop_pads(program: ExportedProgram) -> int:

@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Operators whose host semantics are et-zephyr's own (et_zephyr/reference), at their
+rounding edges on the device: one output per operator.
+
+- average pools of 64 and of padded 3x3 windows (midpoints at sum = 32 mod 64, and
+  windows that count fewer elements at the border);
+- softmax of a linear layer's output, along the last dimension;
+- a dilated convolution, a residual add, an element-wise product and a max pool;
+- (matmul()) a batch matrix product of two inputs, attention's q @ k^T;
+- the float edges: the input's 16 x 8 x 8 = 1024 elements quantize in Helium's
+  16-element blocks on the M55, a 10-element output dequantizes in the scalar tail.
+
+Run with 32 generated inputs from a quarter to 16x the calibration range.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+CHANNELS = 16
+
+
+class Ops(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.global_pool = nn.AvgPool2d(8)
+        self.padded_pool = nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False)
+        self.max_pool = nn.MaxPool2d(2)
+        self.dilated = nn.Conv2d(CHANNELS, CHANNELS, 3, padding=2, dilation=2)
+        self.head = nn.Linear(CHANNELS, 10)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        pooled = self.global_pool(x).flatten(1)
+        scores = torch.softmax(self.head(pooled), dim=-1)
+        residual = x + self.dilated(x)
+        product = x * residual
+        return (pooled, scores, self.padded_pool(x), self.max_pool(residual), product)
+
+
+class QueryKey(nn.Module):
+    def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(query, key.transpose(1, 2))
+
+
+Factory = tuple[nn.Module, tuple[torch.Tensor, ...], list[tuple[torch.Tensor, ...]]]
+
+
+def ops() -> Factory:
+    """et-export factory: seeded weights, 32 calibration inputs of unit scale."""
+    torch.manual_seed(0)
+    model = Ops().eval()
+    generator = torch.Generator().manual_seed(1)
+    calibration = [(torch.randn(1, CHANNELS, 8, 8, generator=generator),) for _ in range(32)]
+    return model, calibration[0], calibration
+
+
+def matmul() -> Factory:
+    """et-export factory: 16 queries and keys of width 64 (sums past 2^24 in float32)."""
+    generator = torch.Generator().manual_seed(2)
+    calibration = [
+        (torch.randn(1, 16, 64, generator=generator), torch.randn(1, 16, 64, generator=generator))
+        for _ in range(32)
+    ]
+    return QueryKey().eval(), calibration[0], calibration
