@@ -26,7 +26,7 @@ from .analysis import mac_totals, operator_stats, portable_mac_operators
 from .artifacts import Artifacts, TestVectors, build_artifacts
 from .calibration import load_calibration_file, random_calibration
 from .compaction import compact_program
-from .errors import ExportError
+from .errors import ExportError, first_line
 from .io_spec import program_io, with_program_dim_orders
 from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
@@ -237,7 +237,7 @@ def _check_example_inputs(bundle: ModelBundle) -> None:
     except Exception as error:
         shapes = ", ".join(str(tuple(t.shape)) for t in bundle.example_inputs)
         raise ExportError(
-            f"the model rejects its example inputs of shape {shapes}: {pipeline.first_line(error)}"
+            f"the model rejects its example inputs of shape {shapes}: {first_line(error)}"
         ) from error
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from .errors import ExportError
+from .errors import ExportError, first_line
 
 DESCRIPTION = """\
 Export a PyTorch model to an INT8 ExecuTorch program (.pte) for an Arm
@@ -198,6 +199,17 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as error:
+        # A step of torch or ExecuTorch failed in a way et-export does not know yet:
+        # still one line (and no files: they are written last, all or none).
+        if os.environ.get("ET_EXPORT_TRACEBACK"):
+            raise
+        print(
+            f"error: unexpected {type(error).__name__}: {first_line(error)} "
+            "(set ET_EXPORT_TRACEBACK=1 to see where)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

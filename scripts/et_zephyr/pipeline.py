@@ -39,7 +39,7 @@ from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
 
 from . import reference
 from .analysis import node_macs
-from .errors import ExportError
+from .errors import ExportError, first_line
 from .loading import Inputs
 from .targets import Target
 
@@ -325,8 +325,3 @@ def plan_and_serialize(program: ExportedProgram) -> ExecutorchProgramManager:
         return edge.to_executorch(ExecutorchBackendConfig())
     except Exception as error:
         raise ExportError(f"serialization failed: {first_line(error)}") from error
-
-
-def first_line(error: Exception) -> str:
-    lines = str(error).strip().splitlines()
-    return lines[0] if lines else type(error).__name__

@@ -136,3 +136,31 @@ def test_wrong_calibration_shape(tmp_path: Path) -> None:
     np.save(tmp_path / "calib.npy", np.zeros((4, 1, 7), dtype=np.float32))
     result = et_export(f"{MODELS}:tiny", "--calib", "calib.npy", "-o", "out", cwd=tmp_path)
     assert_clean_error(result, "input 0 samples have shape (1, 7), the model expects (1, 8)")
+
+
+def test_a_failing_upstream_pass_is_one_line_naming_it(tmp_path: Path) -> None:
+    result = et_export(f"{MODELS}:failing_lowering", cwd=tmp_path)
+    assert_clean_error(result, "lowering to Cortex-M failed: ")
+    assert "ReplaceScalarWithTensorArgPass" in result.stderr
+    assert not (tmp_path / "build").exists()
+
+
+def test_an_unexpected_failure_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from et_zephyr import api, cli
+
+    def broken(model, options):
+        raise RuntimeError("tensor sizes disagree\nsecond line")
+
+    monkeypatch.setattr(api, "export", broken)
+    monkeypatch.delenv("ET_EXPORT_TRACEBACK", raising=False)
+    out = tmp_path / "out"
+    assert cli.main([f"{MODELS}:tiny", "-o", str(out)]) == 1
+    stderr = capsys.readouterr().err
+    assert stderr.strip() == (
+        "error: unexpected RuntimeError: tensor sizes disagree "
+        "(set ET_EXPORT_TRACEBACK=1 to see where)"
+    )
+    assert not out.exists()
+    monkeypatch.setenv("ET_EXPORT_TRACEBACK", "1")
+    with pytest.raises(RuntimeError, match="tensor sizes disagree"):
+        cli.main([f"{MODELS}:tiny", "-o", str(out)])
