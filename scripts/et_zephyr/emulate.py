@@ -12,6 +12,8 @@ operators).
 
 from __future__ import annotations
 
+import contextlib
+
 # Importing the passes first registers the cortex_m::* operators without an import cycle.
 import executorch.backends.cortex_m.passes  # noqa: F401
 import torch
@@ -38,9 +40,13 @@ from . import reference
 from .errors import ExportError
 
 
-def run_pte(pte: bytes, inputs: tuple[torch.Tensor, ...], isa: str) -> tuple[torch.Tensor, ...]:
+def run_pte(
+    pte: bytes, inputs: tuple[torch.Tensor, ...], isa: str, own_reference: bool = True
+) -> tuple[torch.Tensor, ...]:
     """Outputs of method 0 ('forward') of the program for these inputs, computed as
-    firmware of this ISA tier ("scalar", "dsp", "mve") computes them."""
+    firmware of this ISA tier ("scalar", "dsp", "mve") computes them; with
+    `own_reference=False`, with ExecuTorch's Python implementations throughout (to
+    compare the two)."""
     program = deserialize_pte_binary(pte).program
     plan = program.execution_plan[0]
     arenas = [torch.zeros(size, dtype=torch.uint8) for size in plan.non_const_buffer_sizes]
@@ -53,7 +59,7 @@ def run_pte(pte: bytes, inputs: tuple[torch.Tensor, ...], isa: str) -> tuple[tor
         destination = values[index]
         assert isinstance(destination, torch.Tensor)
         destination.copy_(tensor)
-    with reference.installed(isa):
+    with reference.installed(isa) if own_reference else contextlib.nullcontext():
         for chain in plan.chains:
             for instruction in chain.instructions:
                 call = instruction.instr_args

@@ -385,6 +385,7 @@ def test_batch_matmul_is_exact_where_float32_is_not() -> None:
 def test_the_reference_replaces_executorchs_python_inside_the_block() -> None:
     image = _nhwc(np.array([[[-3], [-4]]], dtype=np.int8))
     args = ([1, 2], [1, 2], [0, 0], -5, 1 << 30, 0, torch.empty(0))
+    assert torch.ops.cortex_m.quantized_avg_pool2d(image, *args).item() == -3  # ExecuTorch's
     with reference.installed("scalar"):
         assert torch.ops.cortex_m.quantized_avg_pool2d(image, *args).item() == -4
         x = torch.full((16,), _tie_after_float_rounding(0.1))
@@ -393,3 +394,4 @@ def test_the_reference_replaces_executorchs_python_inside_the_block() -> None:
     with reference.installed("mve"):
         quantized = torch.ops.cortex_m.quantize_per_tensor(x, 0.1, 0, -128, 127, torch.int8)
         assert set(quantized.tolist()) == {3}
+    assert torch.ops.cortex_m.quantized_avg_pool2d(image, *args).item() == -3  # back again

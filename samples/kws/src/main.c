@@ -65,6 +65,7 @@ static int set_input(int v, int i) {
     if (stored->data != NULL) {
         return et_zephyr_set_input(&model, i, stored->data, stored->size);
     }
+#if VEC_NUM_GENERATED > 0
     void *buffer;
     size_t nbytes;
     int rc = et_zephyr_input_buffer(&model, i, &buffer, &nbytes);
@@ -76,6 +77,9 @@ static int set_input(int v, int i) {
         generate_input(buffer, nbytes / sizeof(float), &vec_recipes[v][i]);
     }
     return rc;
+#else
+    return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
+#endif
 }
 
 static size_t argmax(const float *y, size_t n) {

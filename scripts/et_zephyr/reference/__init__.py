@@ -6,8 +6,9 @@ ExecuTorch registers a Python implementation of every cortex_m::* operator, and
 et-export's host reference runs them. Where that Python is not the arithmetic the
 device runs (CMSIS-NN's C code and ExecuTorch's C++ kernels around it), these
 modules are, written from that C code: rounding, saturation, wrapping, order of
-operations. `installed()` puts them in place of ExecuTorch's for the ISA tier the
-program was lowered for (the float edges round differently with Helium).
+operations. `installed()` puts them in place of ExecuTorch's, for the block it
+guards, for the ISA tier the program was lowered for (the float edges round
+differently with Helium).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from collections.abc import Callable, Iterator
 # Importing the passes first registers the cortex_m::* operators without an import cycle.
 import executorch.backends.cortex_m.passes  # noqa: F401
 import torch
-from torch.library import Library
 
 from . import convolution, edges, matmul, pooling, softmax
 
@@ -62,29 +62,23 @@ HOST_KERNELS: dict[str, Callable[..., torch.Tensor]] = {
     "quantized_batch_matmul": matmul.batch_matmul,
 }
 
-_library: Library | None = None
-
-
-def _register() -> None:
-    global _library
-    if _library is not None:
-        return
-    library = Library("cortex_m", "IMPL")
-    with warnings.catch_warnings():
-        # Replacing ExecuTorch's implementations is the point: no warning about it.
-        warnings.filterwarnings("ignore", message="(?s).*Overriding a previously registered kernel")
-        for name, kernel in HOST_KERNELS.items():
-            library.impl(name, kernel, "CompositeExplicitAutograd")
-    _library = library
-
 
 @contextlib.contextmanager
 def installed(isa: str) -> Iterator[None]:
     """Run cortex_m::* operators with the device's arithmetic for this ISA tier
-    ("scalar", "dsp" or "mve") inside the block."""
-    _register()
-    token = _helium.set(isa == "mve")
-    try:
-        yield
-    finally:
-        _helium.reset(token)
+    ("scalar", "dsp" or "mve") inside the block; outside it ExecuTorch's own
+    implementations are back."""
+    # torch's scoped library: its registrations are undone when the block ends.
+    with torch.library._scoped_library("cortex_m", "IMPL") as library:
+        with warnings.catch_warnings():
+            # Replacing ExecuTorch's implementations is the point: no warning about it.
+            warnings.filterwarnings(
+                "ignore", message="(?s).*Overriding a previously registered kernel"
+            )
+            for name, kernel in HOST_KERNELS.items():
+                library.impl(name, kernel, "CompositeExplicitAutograd")
+        token = _helium.set(isa == "mve")
+        try:
+            yield
+        finally:
+            _helium.reset(token)
