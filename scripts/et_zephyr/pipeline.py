@@ -58,15 +58,16 @@ _BATCH_NORMS = {
     torch.ops.aten._native_batch_norm_legit_no_training.default,
 }
 # Kept whole through to_edge so the Cortex-M passes can match them (as
-# ExecuTorch's own Cortex-M tests do).
-_PRESERVED_OPS = [
+# ExecuTorch's own Cortex-M tests do). A tuple: to_edge appends to the list it is
+# given, so each export hands it a fresh copy.
+_PRESERVED_OPS = (
     torch.ops.aten.linear.default,
     torch.ops.aten.hardsigmoid.default,
     torch.ops.aten.hardsigmoid_.default,
     torch.ops.aten.hardswish.default,
     torch.ops.aten.hardswish_.default,
     torch.ops.aten.silu.default,
-]
+)
 
 
 @dataclass
@@ -156,7 +157,7 @@ def to_edge_dialect(quantized: torch.nn.Module, example_inputs: Inputs) -> EdgeP
         return to_edge(
             exported,
             compile_config=EdgeCompileConfig(
-                preserve_ops=_PRESERVED_OPS,
+                preserve_ops=list(_PRESERVED_OPS),
                 _check_ir_validity=False,
                 _core_aten_ops_exception_list=[torch.ops.aten.max_pool2d.default],
             ),

@@ -51,3 +51,21 @@ def test_single_channel_depthwise_becomes_a_bit_exact_convolution(target: str) -
     actual = pipeline.run_on_host(rewritten, samples, resolve_target(target))
     for before, after in zip(expected, actual, strict=True):
         assert torch.equal(before[0], after[0])
+
+
+def test_each_export_preserves_the_same_operators(monkeypatch) -> None:
+    """ExecuTorch's to_edge appends to the preserve list it is given: every export must
+    hand it the same operators, not one that doubled with each export before it."""
+    seen = []
+    real_to_edge = pipeline.to_edge
+
+    def recording_to_edge(program, compile_config):
+        seen.append(len(compile_config.preserve_ops))
+        return real_to_edge(program, compile_config=compile_config)
+
+    monkeypatch.setattr(pipeline, "to_edge", recording_to_edge)
+    model = nn.Sequential(nn.Linear(4, 4)).eval()
+    example = (torch.randn(1, 4),)
+    for _ in range(3):
+        pipeline.to_edge_dialect(torch.export.export(model, example).module(), example)
+    assert seen == [len(pipeline._PRESERVED_OPS)] * 3
