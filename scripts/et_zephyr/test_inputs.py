@@ -63,6 +63,8 @@ def values(recipe: Recipe, count: int) -> np.ndarray:
 
 def recipes(calibration: list[Inputs], count: int, seed: int) -> list[tuple[Recipe, ...]]:
     """`count` vectors of recipes, one per input, scaled to the calibration data."""
+    if count == 0:
+        return []
     if not calibration:
         raise ExportError("generated test vectors need calibration data to scale to")
     lows, highs = [], []

@@ -93,6 +93,8 @@ def test_materialized_inputs_fill_device_memory_order() -> None:
 def test_generation_needs_float_inputs() -> None:
     with pytest.raises(ExportError, match="float32 inputs; input 0 is int64"):
         test_inputs.recipes([(torch.zeros(4, dtype=torch.int64),)], 2, seed=0)
+    # Models with other inputs export as before when no vector is generated.
+    assert test_inputs.recipes([(torch.zeros(4, dtype=torch.int64),)], 0, seed=0) == []
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m3"])
