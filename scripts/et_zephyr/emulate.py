@@ -36,7 +36,7 @@ from executorch.exir.schema import (
 )
 from executorch.exir.tensor import get_scalar_type
 
-from . import reference
+from . import memory_order, reference
 from .errors import ExportError
 
 
@@ -98,7 +98,6 @@ def _scalar(value: Bool | Double) -> object:
 
 def _tensor(spec: Tensor, program: Program, arenas: list[torch.Tensor]) -> torch.Tensor:
     dtype = get_scalar_type(spec.scalar_type)
-    physical_shape = [spec.sizes[d] for d in spec.dim_order]
     count = 1
     for size in spec.sizes:
         count *= size
@@ -112,16 +111,8 @@ def _tensor(spec: Tensor, program: Program, arenas: list[torch.Tensor]) -> torch
         storage = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
     else:
         storage = torch.zeros(nbytes, dtype=torch.uint8)
-    physical = storage.view(dtype).view(physical_shape)
     # A view in logical order over the physical (dim_order) layout.
-    return physical.permute(_inverse(spec.dim_order))
-
-
-def _inverse(order: list[int]) -> list[int]:
-    inverse = [0] * len(order)
-    for position, dim in enumerate(order):
-        inverse[dim] = position
-    return inverse
+    return memory_order.unflatten(storage.view(dtype), spec.sizes, spec.dim_order)
 
 
 def _call(plan: ExecutionPlan, call: KernelCall, values: list[object]) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from . import memory_order
 from .errors import ExportError
 from .loading import Inputs
 
@@ -98,12 +99,11 @@ def _seed(seed: int, vector: int, index: int) -> int:
 def materialize(recipe_row: tuple[Recipe, ...], examples: Inputs) -> Inputs:
     """The generated inputs as tensors laid out like the example inputs (their strides
     give the device's memory order)."""
-    tensors = []
-    for recipe, example in zip(recipe_row, examples):
-        flat = torch.from_numpy(values(recipe, example.numel()))
-        tensor = torch.empty_like(example, dtype=torch.float32)
-        order = sorted(range(tensor.dim()), key=lambda dim: -tensor.stride(dim))
-        physical = flat.view([tensor.shape[dim] for dim in order])
-        tensor.copy_(physical.permute(sorted(range(len(order)), key=order.__getitem__)))
-        tensors.append(tensor)
-    return tuple(tensors)
+    return tuple(
+        memory_order.unflatten(
+            torch.from_numpy(values(recipe, example.numel())),
+            example.shape,
+            memory_order.memory_order(example),
+        )
+        for recipe, example in zip(recipe_row, examples)
+    )

@@ -271,7 +271,7 @@ def test_quantize_follows_memory_order_for_the_helium_tail() -> None:
 
 def test_dequantize_is_one_float32_multiply() -> None:
     q = torch.arange(-128, 128, dtype=torch.int8)
-    result = edges.dequantize_per_tensor(q, 0.0123, 7, torch.int8)
+    result = edges.dequantize_per_tensor(q, 0.0123, 7)
     expected = (np.arange(-128, 128) - 7).astype(np.float32) * np.float32(0.0123)
     assert result.numpy().tobytes() == expected.tobytes()
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import memory_order
 from .fixed_point import INT32_MAX, INT32_MIN, wrap32
 
 _MAGIC_FLOAT = 12582912.0  # 1.5 * 2^23
@@ -33,7 +34,7 @@ def quantize_per_tensor(
     helium: bool,
 ) -> torch.Tensor:
     inv_scale = torch.tensor(1.0, dtype=torch.float32) / torch.tensor(scale, dtype=torch.float32)
-    flat, order = in_memory_order(values.to(torch.float32))
+    flat, order = memory_order.flatten(values.to(torch.float32))
     # float32 * float32 is exact in float64 (48 significant bits).
     exact = flat.to(torch.float64) * inv_scale.to(torch.float64)
     result = _scalar_loop(exact, zero_point)
@@ -41,20 +42,8 @@ def quantize_per_tensor(
         block = flat.numel() // _HELIUM_BLOCK * _HELIUM_BLOCK
         narrow = 16 if dtype == torch.int8 else 32
         result[:block] = _helium_loop(exact[:block], zero_point, narrow)
-    return from_memory_order(result.clamp(quant_min, quant_max).to(dtype), values, order)
-
-
-def in_memory_order(values: torch.Tensor) -> tuple[torch.Tensor, list[int]]:
-    """The elements in the order the device's buffer holds them, and the dims' order."""
-    order = sorted(range(values.dim()), key=lambda dim: -values.stride(dim))
-    return values.permute(order).contiguous().view(-1), order
-
-
-def from_memory_order(flat: torch.Tensor, like: torch.Tensor, order: list[int]) -> torch.Tensor:
-    """in_memory_order's inverse: a tensor of like's shape whose memory is flat."""
-    physical = flat.view([like.shape[dim] for dim in order])
-    inverse = sorted(range(len(order)), key=lambda position: order[position])
-    return physical.permute(inverse)
+    result = result.clamp(quant_min, quant_max).to(dtype)
+    return memory_order.unflatten(result, values.shape, order)
 
 
 def _scalar_loop(exact: torch.Tensor, zero_point: int) -> torch.Tensor:
@@ -83,10 +72,7 @@ def _helium_loop(exact: torch.Tensor, zero_point: int, narrow: int) -> torch.Ten
     return result
 
 
-def dequantize_per_tensor(
-    values: torch.Tensor, scale: float, zero_point: int, dtype: torch.dtype
-) -> torch.Tensor:
+def dequantize_per_tensor(values: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
     """(float)(q - zero_point) * (float)scale, in float32 (exact int-to-float, one rounding)."""
-    del dtype
     centred = values.to(torch.int32) - zero_point
     return centred.to(torch.float32) * torch.tensor(scale, dtype=torch.float32)
