@@ -8,6 +8,7 @@ print(render_report(result))
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
-from . import npu, pipeline, test_inputs
+from . import layers, npu, pipeline, test_inputs
 from .analysis import mac_totals, operator_stats, portable_mac_operators
 from .artifacts import Artifacts, TestVectors, build_artifacts
 from .calibration import load_calibration_file, random_calibration
@@ -53,6 +54,7 @@ class ExportOptions:
     generated_vectors: int = 0
     npu: str | None = None
     expose_activations: tuple[int, ...] | Literal["all"] = ()
+    layer_data: bool = False
     seed: int = 0
     progress: pipeline.Progress = field(default=lambda samples: samples)
     warn: Warn = field(default=lambda message: None)
@@ -76,9 +78,11 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
     for node in pipeline.fold_batch_norm(graph):
         options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
+    # Quantization rewrites the graph it is given; et-compare's float values need it as it was.
+    float_graph = copy.deepcopy(graph) if options.layer_data else None
     quantizer = npu.quantizer(npu_spec) if npu_spec else CortexMQuantizer()
     fake_quant = pipeline.quantize(graph, quantizer, prepared.calibration, options.progress)
-    return _lower(fake_quant, prepared, held_out, target, name, options, npu_spec)
+    return _lower(fake_quant, prepared, held_out, target, name, options, npu_spec, float_graph)
 
 
 def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
@@ -125,6 +129,7 @@ def _lower(
     name: str,
     options: ExportOptions,
     npu_spec: object | None = None,
+    float_graph: GraphModule | None = None,
 ) -> Artifacts:
     if npu_spec is None:
         edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
@@ -141,6 +146,13 @@ def _lower(
     if npu_spec is None:
         # The host cannot run the NPU's part: no reference for a delegated program.
         vectors = _test_vectors(lowered, prepared.example_inputs, held_out, target, options)
+    layer_data = None
+    if options.layer_data:
+        if vectors is None or float_graph is None:
+            raise ExportError("--layer-data needs a float model and a host reference (no --npu)")
+        origins = layers.origins(lowered, exposed, fake_quant)
+        values = layers.layer_values(origins, fake_quant, float_graph, vectors.inputs)
+        layer_data = (origins, values)
     agreement = None
     if options.verify and npu_spec is None:
         with torch.no_grad():
@@ -173,6 +185,7 @@ def _lower(
         agreement=agreement,
         npu=options.npu,
         exposed=exposed,
+        layer_data=layer_data,
     )
 
 

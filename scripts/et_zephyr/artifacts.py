@@ -21,6 +21,7 @@ from .analysis import OperatorStats, histogram
 from .codegen import program_schema_headers, schemas_yaml
 from .errors import ExportError
 from .io_spec import TensorIO, device_bytes
+from .layers import LayerOrigin
 from .loading import Inputs
 from .memory import ArenaSizes, kconfig_fragment
 from .oplist import ops_yaml, program_kernels
@@ -67,6 +68,7 @@ def build_artifacts(
     agreement: Agreement | None,
     npu: str | None,
     exposed: list[str],
+    layer_data: tuple[list[LayerOrigin], dict[str, np.ndarray]] | None = None,
 ) -> Artifacts:
     kernels = program_kernels(pte)
     inputs, outputs = io
@@ -77,6 +79,7 @@ def build_artifacts(
         "inputs": [i.to_json() for i in inputs],
         "outputs": [o.to_json() for o in outputs],
         "exposed_activations": exposed,
+        "exposed_layers": [o.to_json() for o in layer_data[0]] if layer_data else None,
         "operators": {
             op: {"calls": s.calls, "runs_on": s.runs_on, "macs": s.macs} for op, s in stats.items()
         },
@@ -112,6 +115,8 @@ def build_artifacts(
         files[f"{name}.schema/{header}"] = content
     if vectors is not None:
         files[f"{name}.vectors.npz"] = _vectors_npz(vectors, inputs, outputs)
+    if layer_data is not None:
+        files[f"{name}.layers.npz"] = _npz(layer_data[1])
     return Artifacts(name, files, manifest, stats)
 
 

@@ -24,6 +24,7 @@ Cortex-M, with CMSIS-NN kernels, and write everything the Zephyr build needs:
   NAME.schemas.yaml  the operators' schemas, so the firmware build needs no torch
   NAME.schema/       ExecuTorch's program schema as C++ headers, so it needs no flatc
   NAME.vectors.npz   test inputs and the host-reference outputs the device must reproduce
+  NAME.layers.npz    with --layer-data: each exposed layer's fake-quant and float values
 
 The pipeline: eval mode, BatchNorm folding, channels_last where convolutions
 need it, PT2E quantization with CortexMQuantizer, lowering with
@@ -99,6 +100,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "'all' for every one), so a device test can compare them with the host reference",
     )
     parser.add_argument(
+        "--layer-data",
+        action="store_true",
+        help="with --expose-activations: also write NAME.layers.npz, the fake-quant and float "
+        "values of each exposed layer on the test inputs, and each layer's module and source "
+        "line in the manifest (what west et-compare reads)",
+    )
+    parser.add_argument(
         "--vectors",
         type=int,
         default=4,
@@ -160,6 +168,7 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         generated_vectors=args.generated_vectors,
         npu=args.npu,
         expose_activations=args.expose_activations,
+        layer_data=args.layer_data,
         progress=calibration_progress,
         warn=warn,
     )

@@ -314,6 +314,12 @@ function(et_zephyr_add_model target)
       list(APPEND _gen_args --${_opt} 0)
     endif()
   endforeach()
+  if(NOT CONFIG_ET_ZEPHYR_TEST_FAULT_OPERATOR STREQUAL "")
+    message(WARNING "et-zephyr: test build: ${CONFIG_ET_ZEPHYR_TEST_FAULT_OPERATOR} call "
+                    "${CONFIG_ET_ZEPHYR_TEST_FAULT_CALL} is perturbed (CONFIG_ET_ZEPHYR_TEST_FAULT_OPERATOR)")
+    list(APPEND _gen_args --fault-operator ${CONFIG_ET_ZEPHYR_TEST_FAULT_OPERATOR} --fault-call
+         ${CONFIG_ET_ZEPHYR_TEST_FAULT_CALL})
+  endif()
   set(_own_kernels)
   set(_own_kernel_asm)
   if(CONFIG_ET_ZEPHYR_POINTWISE_CONV_MVE)

@@ -269,7 +269,31 @@ def schema_from_torch(names: list[str]) -> dict[str, str]:
     return out
 
 
-def generate_registration(ops: list[Op], profiling: bool) -> str:
+@dataclass
+class Fault:
+    """A test build's deliberately wrong kernel: `op`'s `call`-th call of every
+    inference (of `calls_per_run`) gets one bit of its output flipped."""
+
+    op: str
+    call: int
+    calls_per_run: int
+
+
+def _fault_code(op: Op, fault: Fault | None, n_stack: int) -> str:
+    if fault is None or fault.op != op.name:
+        return ""
+    return (
+        "        // CONFIG_ET_ZEPHYR_TEST_FAULT_OPERATOR: a wrong result on purpose.\n"
+        "        static unsigned fault_calls;\n"
+        f"        if (fault_calls++ % {fault.calls_per_run}u == {fault.call}u) {{\n"
+        f"            auto &out = stack[{n_stack - 1}]->toTensor();\n"
+        "            auto *bytes = static_cast<unsigned char *>(out.mutable_data_ptr());\n"
+        "            bytes[out.nbytes() / 2] ^= 1u;\n"
+        "        }\n"
+    )
+
+
+def generate_registration(ops: list[Op], profiling: bool, fault: Fault | None = None) -> str:
     decls: dict[str, list[str]] = {}
     bodies = []
     for op in ops:
@@ -301,7 +325,8 @@ def generate_registration(ops: list[Op], profiling: bool) -> str:
             + "\n"
             + scope
             + f"        {op.kernel}({call_args});\n"
-            f"    }}),"
+            + _fault_code(op, fault, n_stack)
+            + "    }),"
         )
     out = [
         "// SPDX-License-Identifier: Apache-2.0",
@@ -529,6 +554,25 @@ def check_target(manifest: dict, isa: str, cpu: str, path: Path | None) -> None:
         print(f"et-zephyr: note: model exported for {m_cpu}, firmware CPU is {cpu} (same ISA tier)")
 
 
+def injected_fault(args: argparse.Namespace, manifest: dict, ops: list[str]) -> Fault | None:
+    if not args.fault_operator:
+        return None
+    if args.fault_operator not in ops:
+        raise GenError(
+            f"CONFIG_ET_ZEPHYR_TEST_FAULT_OPERATOR={args.fault_operator}: the model calls no "
+            f"such operator (it calls {', '.join(ops)})"
+        )
+    calls = (manifest.get("operators") or {}).get(args.fault_operator, {}).get("calls")
+    if not calls:
+        raise GenError("a fault can be injected only with et-export's manifest (NAME.json)")
+    if not 0 <= args.fault_call < calls:
+        raise GenError(
+            f"CONFIG_ET_ZEPHYR_TEST_FAULT_CALL={args.fault_call}: {args.fault_operator} runs "
+            f"{calls} time(s) per inference"
+        )
+    return Fault(args.fault_operator, args.fault_call, calls)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pte", type=Path, required=True)
@@ -560,6 +604,12 @@ def main(argv: list[str] | None = None) -> int:
         help="register FUNCTION (defined in SOURCE, with the upstream kernel's signature) for "
         "OP; the upstream kernel is still compiled, for FUNCTION to fall back on",
     )
+    p.add_argument(
+        "--fault-operator",
+        metavar="OP",
+        help="test builds: flip one bit of OP's output at call --fault-call of each inference",
+    )
+    p.add_argument("--fault-call", type=int, default=0, metavar="N")
     p.add_argument(
         "--no-kernel-sources",
         action="store_true",
@@ -650,8 +700,9 @@ def main(argv: list[str] | None = None) -> int:
             text = (prim_dir / "register_prim_ops.cpp").read_text()
             prim_kernels = len(re.findall(r"^\s*Kernel\(", text, re.M))
 
+        fault = injected_fault(args, manifest, [op.name for op in selected_ops])
         (out / "et_zephyr_registration.cpp").write_text(
-            generate_registration(selected_ops, bool(args.profiling))
+            generate_registration(selected_ops, bool(args.profiling), fault)
         )
         needed = len(selected_ops) + prim_kernels
         slots = args.kernel_slots or needed

@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Layer by layer: the device against the host reference, the host's INT8 against
+fake-quant, fake-quant against float (what `west et-compare` prints).
+
+Reads an export folder written with `--expose-activations all --layer-data`
+(NAME.json, NAME.vectors.npz, NAME.layers.npz) and the device's output: the
+"ET_OUTPUT <input> <output> <hex>" lines of samples/kws's runner, or its
+"ET_CRC <input> <output> <size> <crc32>" lines, which say only whether bytes differ.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ExportError
+from .table import format_table
+
+_OUTPUT_LINE = re.compile(r"ET_OUTPUT (\d+) (\d+) ([0-9a-f]*)\s*$")
+_CRC_LINE = re.compile(r"ET_CRC (\d+) (\d+) (\d+) ([0-9a-f]{8})\s*$")
+
+
+@dataclass(frozen=True)
+class DeviceLog:
+    """What the device printed, by (input, output): bytes, or (size, CRC-32)."""
+
+    outputs: dict[tuple[int, int], bytes]
+    crcs: dict[tuple[int, int], tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """How two INT8 tensors of the same layer differ over the compared inputs."""
+
+    elements: int
+    differing: int
+    max_steps: int
+
+    def describe(self) -> str:
+        if self.differing == 0:
+            return "identical"
+        return f"{self.differing} of {self.elements} differ, up to {self.max_steps} steps"
+
+
+@dataclass(frozen=True)
+class LayerRow:
+    """One exposed layer's comparisons; None where the data for one is missing."""
+
+    index: int
+    origin: dict[str, object]
+    device_vs_host: Difference | None
+    device_crc_differs: bool | None
+    host_vs_fake_quant: Difference | None
+    fake_quant_steps_vs_float: float | None
+    fake_quant_relative_error: float | None
+
+    @property
+    def device_differs(self) -> bool:
+        if self.device_vs_host is not None:
+            return self.device_vs_host.differing > 0
+        return bool(self.device_crc_differs)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    name: str
+    vectors: list[int]
+    rows: list[LayerRow]
+    outputs_differing: list[int]
+
+    @property
+    def first_divergent(self) -> LayerRow | None:
+        return next((row for row in self.rows if row.device_differs), None)
+
+
+def read_log(text: str) -> DeviceLog:
+    outputs: dict[tuple[int, int], bytes] = {}
+    crcs: dict[tuple[int, int], tuple[int, int]] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if match := _OUTPUT_LINE.search(line):
+            outputs[(int(match.group(1)), int(match.group(2)))] = bytes.fromhex(match.group(3))
+        elif match := _CRC_LINE.search(line):
+            key = (int(match.group(1)), int(match.group(2)))
+            crcs[key] = (int(match.group(3)), int(match.group(4), 16))
+    if not outputs and not crcs:
+        raise ExportError("the device log has no ET_OUTPUT or ET_CRC lines")
+    return DeviceLog(outputs, crcs)
+
+
+def compare(export_dir: Path, log: DeviceLog) -> Comparison:
+    manifest, vectors, layer_arrays = _load_export(export_dir)
+    outputs = manifest["outputs"]
+    layers = manifest["exposed_layers"]
+    first_layer_output = len(outputs) - len(layers)
+    seen = sorted({key[0] for key in (*log.outputs, *log.crcs)})
+    available = vectors["output_0_bytes"].shape[0]
+    if any(v >= available for v in seen):
+        raise ExportError(
+            f"the device log has test input {max(seen)}, the export only {available}: "
+            "is it the log of this build?"
+        )
+    rows = []
+    for index, origin in enumerate(layers):
+        output = first_layer_output + index
+        rows.append(
+            _layer_row(index, origin, output, outputs[output], seen, log, vectors, layer_arrays)
+        )
+    differing = [
+        o
+        for o in range(first_layer_output)
+        if any(_device_differs(log, vectors, v, o) for v in seen)
+    ]
+    return Comparison(str(manifest["name"]), seen, rows, differing)
+
+
+def _load_export(
+    export_dir: Path,
+) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    manifests = sorted(export_dir.glob("*.json"))
+    if len(manifests) != 1:
+        raise ExportError(f"expected one et-export manifest (NAME.json) in {export_dir}")
+    manifest = json.loads(manifests[0].read_text())
+    name = manifest["name"]
+    if not manifest.get("exposed_layers"):
+        raise ExportError(
+            f"{manifests[0]} has no exposed layers: export with "
+            "--expose-activations all --layer-data"
+        )
+    arrays = []
+    for suffix in ("vectors", "layers"):
+        path = export_dir / f"{name}.{suffix}.npz"
+        if not path.exists():
+            raise ExportError(f"no {path.name} in {export_dir}")
+        with np.load(path) as data:
+            arrays.append({key: data[key] for key in data.files})
+    return manifest, arrays[0], arrays[1]
+
+
+def _layer_row(
+    index: int,
+    origin: dict,
+    output: int,
+    spec: dict,
+    seen: list[int],
+    log: DeviceLog,
+    vectors: dict[str, np.ndarray],
+    layer_arrays: dict[str, np.ndarray],
+) -> LayerRow:
+    host = vectors[f"output_{output}"][seen].astype(np.int64)
+    device_vs_host = None
+    crc_differs = None
+    if all((v, output) in log.outputs for v in seen):
+        device = np.stack([_logical(log.outputs[(v, output)], spec) for v in seen])
+        device_vs_host = _difference(device, host)
+    elif all((v, output) in log.crcs for v in seen):
+        crc_differs = any(_device_differs(log, vectors, v, output) for v in seen)
+    host_vs_fq = None
+    steps_vs_float = None
+    relative = None
+    fake_quant = layer_arrays.get(f"layer_{index}_fake_quant")
+    if fake_quant is not None:
+        fake_quant = fake_quant[seen].astype(np.int64)
+        host_vs_fq = _difference(host, fake_quant)
+        real = layer_arrays.get(f"layer_{index}_float")
+        if real is not None and origin.get("scale"):
+            scale = float(origin["scale"])
+            dequantized = (fake_quant - int(origin["zero_point"])) * scale
+            error = dequantized - real[seen].astype(np.float64)
+            steps_vs_float = float(np.abs(error).max() / scale)
+            norm = float(np.linalg.norm(real[seen]))
+            relative = float(np.linalg.norm(error) / norm) if norm else 0.0
+    return LayerRow(
+        index, origin, device_vs_host, crc_differs, host_vs_fq, steps_vs_float, relative
+    )
+
+
+def _logical(data: bytes, spec: dict) -> np.ndarray:
+    """Device bytes (in the tensor's dim order) as the logical INT8 array."""
+    order = list(spec["dim_order"])
+    shape = [spec["shape"][d] for d in order]
+    physical = np.frombuffer(data, dtype=np.int8).reshape(shape)
+    return physical.transpose(np.argsort(order)).astype(np.int64)
+
+
+def _difference(a: np.ndarray, b: np.ndarray) -> Difference:
+    if a.shape != b.shape:
+        raise ExportError(f"shapes {a.shape} and {b.shape} differ: is the log of this build?")
+    steps = np.abs(a - b)
+    return Difference(int(a.size), int((steps != 0).sum()), int(steps.max(initial=0)))
+
+
+def _device_differs(log: DeviceLog, vectors: dict[str, np.ndarray], v: int, o: int) -> bool:
+    host = vectors[f"output_{o}_bytes"][v].tobytes()
+    if (v, o) in log.outputs:
+        return log.outputs[(v, o)] != host
+    if (v, o) in log.crcs:
+        return log.crcs[(v, o)] != (len(host), zlib.crc32(host))
+    raise ExportError(f"the device log lacks input {v} output {o}")
+
+
+def render(comparison: Comparison) -> str:
+    """The table a person reads, and the verdict under it."""
+    header = [
+        "#",
+        "module",
+        "operator",
+        "device vs host",
+        "host INT8 vs fake-quant",
+        "fake-quant vs float",
+    ]
+    rows = [header]
+    for row in comparison.rows:
+        origin = row.origin
+        if row.device_vs_host is not None:
+            device = row.device_vs_host.describe()
+        elif row.device_crc_differs is not None:
+            device = "differs (CRC)" if row.device_crc_differs else "identical (CRC)"
+        else:
+            device = "not printed"
+        host_fq = row.host_vs_fake_quant.describe() if row.host_vs_fake_quant else "n/a"
+        if row.fake_quant_steps_vs_float is not None and row.fake_quant_relative_error is not None:
+            fq_float = (
+                f"{row.fake_quant_steps_vs_float:.2f} steps max, "
+                f"{100 * row.fake_quant_relative_error:.2f} % rel."
+            )
+        else:
+            fq_float = "n/a"
+        module = f"{origin.get('module') or '(model)'} ({origin.get('module_type') or '?'})"
+        operator = str(origin.get("operator", "")).removeprefix("cortex_m::")
+        rows.append([str(row.index), module, operator, device, host_fq, fq_float])
+    inputs = len(comparison.vectors)
+    lines = [f"{comparison.name}: {len(comparison.rows)} layers on {inputs} test inputs", ""]
+    lines += format_table(rows, left=(1, 2, 3, 4, 5))
+    lines.append("")
+    first = comparison.first_divergent
+    if first is None:
+        lines.append("device = host reference on every layer")
+    else:
+        origin = first.origin
+        lines.append(
+            f"first layer where the device differs: #{first.index} "
+            f"{origin.get('module') or '(model)'} ({origin.get('operator')}, node "
+            f"{origin.get('node')}) at {origin.get('source') or 'an unknown line'}"
+        )
+    if comparison.outputs_differing:
+        outputs = ", ".join(str(o) for o in comparison.outputs_differing)
+        lines.append(f"model outputs that differ: {outputs}")
+    return "\n".join(lines)
