@@ -101,6 +101,19 @@ enum et_zephyr_status {
     ET_ZEPHYR_ERR_EXECUTION = 16,
     /** Any other ExecuTorch runtime error (its code is logged). */
     ET_ZEPHYR_ERR_RUNTIME = 17,
+    /** A memory-planned tensor lies (partly) past the end of its planned buffer, or names a
+     * memory id the method plans no buffer for (checked at init, verification on or off). */
+    ET_ZEPHYR_ERR_PLAN_OUT_OF_BOUNDS = 18,
+    /** A tensor's shape and dtype give no valid byte size: unknown dtype, negative dimension,
+     * 4 GiB or more (where 32-bit size arithmetic wraps) or, with verification, a dim order
+     * that is not a permutation of its dimensions. */
+    ET_ZEPHYR_ERR_PLAN_TENSOR_SIZE = 19,
+    /** With verification: a CMSIS-NN operator's scratch tensor is smaller than CMSIS-NN's
+     * `*_get_buffer_size` for the operator's shapes on this build's ISA tier. */
+    ET_ZEPHYR_ERR_SCRATCH_TOO_SMALL = 20,
+    /** The method's number of inputs or outputs, or their dtypes, differ from the config's
+     * (::et_zephyr_config input/output dtypes, or the number of quantization entries). */
+    ET_ZEPHYR_ERR_IO_MISMATCH = 21,
 };
 
 /** Element types; the values are ExecuTorch's ScalarType codes. */
@@ -140,11 +153,18 @@ struct et_zephyr_config {
     size_t temp_arena_size;
     /** Run the flatbuffer verifier on the program (needs the runtime built with verification). */
     bool verify;
-    /** Optional quantization parameters reported by the info functions (index = input/output). */
+    /** Optional quantization parameters reported by the info functions (index = input/output).
+     * When given, their number must be the method's number of inputs (outputs). */
     const struct et_zephyr_quant *input_quant;
     size_t num_input_quant;
     const struct et_zephyr_quant *output_quant;
     size_t num_output_quant;
+    /** Optional ::et_zephyr_dtype of each input (output) the application was built for; when
+     * given, the method must have exactly these inputs (outputs). */
+    const int32_t *input_dtypes;
+    size_t num_input_dtypes;
+    const int32_t *output_dtypes;
+    size_t num_output_dtypes;
 };
 
 /** Shape, type and location of one input or output tensor. */
@@ -218,11 +238,16 @@ int et_zephyr_get_requirements(const void *pte, size_t pte_size, const char *met
 /**
  * Initialize the ExecuTorch runtime (once) and load a method of a program.
  *
- * Carves the planned arena into one buffer per memory id, builds the method's
- * structures in the method arena and resolves every operator against the
- * registered kernels. On failure @p model stays uninitialized and the log says
- * what was needed: the planned arena size, the least method arena size, the
- * name of an operator without kernel, ...
+ * Carves the planned arena into one buffer per memory id, validates the memory
+ * plan against those buffers (every planned tensor inside its buffer, a valid
+ * byte size for every tensor's shape and dtype; with @ref et_zephyr_config.verify
+ * also dim orders and CMSIS-NN scratch sizes) and the inputs and outputs
+ * against the config, builds the method's structures in the method arena and
+ * resolves every operator against the registered kernels. On failure @p model
+ * stays uninitialized and the log says what was needed (the planned arena
+ * size, the least method arena size, the name of an operator without kernel)
+ * or names the offending value: its index, memory id, offset and size, and
+ * what its buffer holds.
  *
  * @return ::ET_ZEPHYR_OK or an error status.
  */
