@@ -340,17 +340,25 @@ int validate_plan(const pte::MethodView &m, const size_t *buffer_sizes, size_t n
         ETZ_ERR("plan: the method's value table is malformed");
         return ET_ZEPHYR_ERR_INVALID_PROGRAM;
     }
-    /* ExecuTorch 1.4.1's Method::init loses an out-of-range operator index when a later
-     * instruction resolves (its delayed error is overwritten), leaving the kernel slot
-     * unset: check every kernel call's index here (tests/fuzz/regressions). */
+    /* ExecuTorch 1.4.1's Method::init loses an instruction's operator error (index out of
+     * range, no name, name of 100 characters or more) when a later instruction resolves:
+     * its delayed error is overwritten and the kernel slot stays unset, to be called at
+     * run. Check every kernel call's operator here (tests/fuzz/regressions). */
     const long num_ops = m.num_operators();
     for (long c = 0; c < m.num_chains(); ++c) {
         for (long i = 0; i < m.num_instructions(static_cast<size_t>(c)); ++i) {
             pte::KernelCallView call{};
-            if (m.kernel_call(static_cast<size_t>(c), static_cast<size_t>(i), &call) &&
-                (call.op_index < 0 || call.op_index >= num_ops)) {
-                ETZ_ERR("plan: chain %ld instruction %ld calls operator %ld; the method has %ld", c,
-                        i, static_cast<long>(call.op_index), num_ops);
+            if (!m.kernel_call(static_cast<size_t>(c), static_cast<size_t>(i), &call)) {
+                continue;
+            }
+            pte::OperatorName op{};
+            char name[101];
+            if (call.op_index < 0 || call.op_index >= num_ops ||
+                !m.operator_at(static_cast<size_t>(call.op_index), &op) ||
+                std::strlen(pte::format_operator(op, name, sizeof(name))) >= 100) {
+                ETZ_ERR("plan: chain %ld instruction %ld calls operator %ld, which the method "
+                        "lacks or does not name (of %ld)",
+                        c, i, static_cast<long>(call.op_index), num_ops);
                 return ET_ZEPHYR_ERR_INVALID_PROGRAM;
             }
         }
