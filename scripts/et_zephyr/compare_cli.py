@@ -70,6 +70,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "at its CALL-th call (default 0) of each inference (CONFIG_ET_ZEPHYR_TEST_FAULT_*)",
     )
     parser.add_argument(
+        "--layers",
+        default="all",
+        metavar="I,J,...|all",
+        help="the MAC layers to expose (0 = the first conv or linear; default: all); each stays "
+        "live in RAM, so a small board may hold only some",
+    )
+    parser.add_argument(
         "--vectors",
         type=int,
         default=2,
@@ -139,6 +146,7 @@ def run(args: argparse.Namespace, info=print) -> int:  # type: ignore[no-untyped
             args.model,
             args.board,
             build_dir,
+            layers=args.layers,
             stored_vectors=args.vectors,
             generated_vectors=args.generated_vectors,
             export_args=args.export_arg,

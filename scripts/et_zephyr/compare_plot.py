@@ -18,7 +18,9 @@ def plot(comparison: Comparison, path: Path) -> None:
 
     rows = comparison.rows
     x = list(range(len(rows)))
-    labels = [f"{row.index} {row.origin.get('module') or ''}" for row in rows]
+    labels = [
+        f"{row.origin.get('layer', row.index)} {row.origin.get('module') or ''}" for row in rows
+    ]
     device = [
         (row.device_vs_host.differing if row.device_vs_host else int(bool(row.device_crc_differs)))
         for row in rows
@@ -33,7 +35,8 @@ def plot(comparison: Comparison, path: Path) -> None:
     axes[0].set_ylabel("device ≠ host\n(elements)")
     title = f"{comparison.name}: {len(comparison.vectors)} test inputs"
     if first is not None:
-        title += f"; first difference at layer {first.index} ({first.origin.get('module')})"
+        layer = first.origin.get("layer", first.index)
+        title += f"; first difference at layer {layer} ({first.origin.get('module')})"
         for axis in axes:
             axis.axvline(first.index, color="#c0392b", linestyle="--", linewidth=1)
     else:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,20 +23,21 @@ def build_runner(
     board: str,
     build_dir: Path,
     *,
+    layers: str,
     stored_vectors: int,
     generated_vectors: int,
     export_args: list[str],
     kconfig: dict[str, str],
 ) -> None:
     """`west build` of tests/models (samples/kws's runner) for `model` ("file.py:factory"),
-    every MAC layer exposed and each output printed in full."""
+    the MAC layers `layers` ("all" or "0,3,...") exposed and each output printed in full."""
     file, _, factory = model.rpartition(":")
     if not file or not factory or not Path(file).is_file():
         raise ExportError(f"MODEL must be 'path/to/file.py:factory', got '{model}'")
     settings = {
         "TEST_MODEL": factory,
         "TEST_MODEL_FILE": str(Path(file).resolve()),
-        "TEST_EXPOSE": "all",
+        "TEST_EXPOSE": layers,
         "TEST_STORED_VECTORS": str(stored_vectors),
         "TEST_GENERATED_VECTORS": str(generated_vectors),
         "TEST_EXPORT_ARGS": ";".join(["--layer-data", *export_args]),
@@ -59,6 +61,13 @@ def build_runner(
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     (build_dir / "et-compare-build.log").parent.mkdir(parents=True, exist_ok=True)
     (build_dir / "et-compare-build.log").write_text(result.stdout)
+    overflow = re.search(r"region `(\w+)' overflowed by (\d+) bytes", result.stdout)
+    if overflow:
+        raise ExportError(
+            f"the firmware needs {overflow.group(2)} bytes more {overflow.group(1)} than "
+            f"{board} has: every exposed layer's activation stays live; expose fewer "
+            "(--layers 0,3,...)"
+        )
     if result.returncode != 0:
         tail = [line for line in result.stdout.splitlines() if line.strip()][-1:]
         raise ExportError(

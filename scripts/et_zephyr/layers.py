@@ -21,6 +21,7 @@ import torch
 from torch.export import ExportedProgram
 from torch.fx import GraphModule, Interpreter, Node
 
+from .analysis import node_macs
 from .loading import Inputs
 
 _QUANTIZE = torch.ops.quantized_decomposed.quantize_per_tensor.default
@@ -30,11 +31,13 @@ _TORCH_DIR = str(Path(torch.__file__).parent)
 
 @dataclass(frozen=True)
 class LayerOrigin:
-    """One exposed layer: its lowered node and operator, the PyTorch module and
+    """One exposed layer: its number among the MAC layers (as --expose-activations counts
+    them), its lowered node and operator, the PyTorch module and
     source line it came from, and the fake-quant graph's nodes for its INT8
     (`quantize_node`) and float (`float_node`) values; those are None where the
     provenance does not lead back to a quantized node."""
 
+    layer: int
     node: str
     operator: str
     module: str
@@ -53,9 +56,12 @@ def origins(
     program: ExportedProgram, exposed: list[str], fake_quant: GraphModule
 ) -> list[LayerOrigin]:
     """The origin of each exposed node of the lowered program, in the order given."""
-    nodes = {node.name: node for node in program.graph_module.graph.nodes}
+    graph = program.graph_module.graph
+    mac_layers = [node for node in graph.nodes if node.op == "call_function" and node_macs(node)]
+    number = {node.name: index for index, node in enumerate(mac_layers)}
+    nodes = {node.name: node for node in graph.nodes}
     fq_nodes = {node.name: node for node in fake_quant.graph.nodes}
-    return [_origin(nodes[name], fq_nodes) for name in exposed]
+    return [_origin(number[name], nodes[name], fq_nodes) for name in exposed]
 
 
 def layer_values(
@@ -81,7 +87,7 @@ def layer_values(
     return arrays
 
 
-def _origin(node: Node, fq_nodes: dict[str, Node]) -> LayerOrigin:
+def _origin(layer: int, node: Node, fq_nodes: dict[str, Node]) -> LayerOrigin:
     root = next((fq_nodes[n] for n in _provenance(node) if n in fq_nodes), None)
     module, module_type = _module(root if root is not None else node)
     source = _source_line(root if root is not None else node)
@@ -90,6 +96,7 @@ def _origin(node: Node, fq_nodes: dict[str, Node]) -> LayerOrigin:
     scale = float(quantize.args[1]) if quantize is not None else None
     zero_point = int(quantize.args[2]) if quantize is not None else None
     return LayerOrigin(
+        layer=layer,
         node=node.name,
         operator=operator,
         module=module,

@@ -106,3 +106,25 @@ class ProjectedScores(nn.Module):
 def failing_lowering() -> tuple:
     torch.manual_seed(0)
     return ProjectedScores(), _samples((1, 4, 8), 1)[0], _samples((1, 4, 8), 8)
+
+
+class LayeredCNN(nn.Module):
+    """Three convolutions of the three kinds and a linear, for et-compare's tests."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(2, 8, 3, padding=1)
+        self.depthwise = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.pointwise = nn.Conv2d(8, 12, 1)
+        self.head = nn.Linear(12, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.stem(x))
+        x = torch.relu(self.depthwise(x))
+        x = torch.relu(self.pointwise(x))
+        return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def layered_cnn() -> tuple:
+    torch.manual_seed(0)
+    return LayeredCNN(), _samples((1, 2, 10, 10), 1)[0], _samples((1, 2, 10, 10), 12)
