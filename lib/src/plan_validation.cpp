@@ -193,16 +193,19 @@ bool nchw_dims(const pte::MethodView &m, int32_t value, Dims *out) {
     return true;
 }
 
+/* An int[2] argument: an IntList's items are the indices of Int values. */
 bool pair(const pte::MethodView &m, int32_t value, int32_t *first, int32_t *second) {
-    int64_t a = 0;
-    int64_t b = 0;
-    if (value < 0 || !m.int_list_at(static_cast<size_t>(value), 0, &a) ||
-        !m.int_list_at(static_cast<size_t>(value), 1, &b) || a < 0 || b < 0 || a > INT32_MAX ||
-        b > INT32_MAX) {
-        return false;
+    int64_t item[2] = {};
+    for (size_t k = 0; k < 2; ++k) {
+        int64_t index = 0;
+        if (value < 0 || !m.int_list_at(static_cast<size_t>(value), k, &index) || index < 0 ||
+            index > INT32_MAX || !m.int_value(static_cast<size_t>(index), &item[k]) ||
+            item[k] < 0 || item[k] > INT32_MAX) {
+            return false;
+        }
     }
-    *first = static_cast<int32_t>(a);
-    *second = static_cast<int32_t>(b);
+    *first = static_cast<int32_t>(item[0]);
+    *second = static_cast<int32_t>(item[1]);
     return true;
 }
 
@@ -302,14 +305,15 @@ int check_io(const pte::MethodView &m, bool inputs, const int32_t *dtypes, size_
              size_t num_quant) {
     const char *what = inputs ? "input" : "output";
     const long n = inputs ? m.num_inputs() : m.num_outputs();
-    const size_t want = dtypes != nullptr ? num_dtypes : num_quant;
     if (n < 0) {
         ETZ_ERR("plan: the method's %s list is malformed", what);
         return ET_ZEPHYR_ERR_INVALID_PROGRAM;
     }
-    if ((dtypes != nullptr || num_quant != 0) && static_cast<size_t>(n) != want) {
+    const size_t count = static_cast<size_t>(n);
+    if ((dtypes != nullptr && count != num_dtypes) || (num_quant != 0 && count != num_quant)) {
         ETZ_ERR("plan: the method has %ld %s(s), the config describes %lu", n, what,
-                static_cast<unsigned long>(want));
+                static_cast<unsigned long>(dtypes != nullptr && count != num_dtypes ? num_dtypes
+                                                                                    : num_quant));
         return ET_ZEPHYR_ERR_IO_MISMATCH;
     }
     for (size_t i = 0; dtypes != nullptr && i < static_cast<size_t>(n); ++i) {
@@ -359,6 +363,21 @@ int validate_plan(const pte::MethodView &m, const size_t *buffer_sizes, size_t n
                 ETZ_ERR("plan: chain %ld instruction %ld calls operator %ld, which the method "
                         "lacks or does not name (of %ld)",
                         c, i, static_cast<long>(call.op_index), num_ops);
+                return ET_ZEPHYR_ERR_INVALID_PROGRAM;
+            }
+        }
+    }
+    /* The runtime aborts (ET_CHECK) on an input or output whose value index is outside
+     * the value table when it is accessed: refuse such a method here. */
+    for (int io = 0; io < 2; ++io) {
+        const long count = io == 0 ? m.num_inputs() : m.num_outputs();
+        for (long k = 0; k < count; ++k) {
+            int32_t value = -1;
+            const bool ok = io == 0 ? m.input(static_cast<size_t>(k), &value)
+                                    : m.output(static_cast<size_t>(k), &value);
+            if (!ok || value < 0 || value >= n) {
+                ETZ_ERR("plan: %s %ld is value %ld; the method has %ld values",
+                        io == 0 ? "input" : "output", k, static_cast<long>(value), n);
                 return ET_ZEPHYR_ERR_INVALID_PROGRAM;
             }
         }

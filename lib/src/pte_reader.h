@@ -71,7 +71,8 @@ class MethodView {
     bool tensor_dim_order(const TensorView &t, size_t d, uint8_t *out) const;
     /** Value @p index as an Int; false if it is not one. */
     bool int_value(size_t index, int64_t *out) const;
-    /** Entry @p k of value @p index as an IntList; false if it is not one or too short. */
+    /** Item @p k (a value index) of value @p index as an IntList; false if it is not one or
+     * too short. */
     bool int_list_at(size_t index, size_t k, int64_t *out) const;
 
     /** Method inputs and outputs: value indices. */

@@ -434,6 +434,96 @@ void test_pte_reader(const std::string &dir) {
     }
 }
 
+/* A hostile program passes the flatbuffer verifier: the plan validation must refuse it,
+ * with verification on and off, and name the value in one log line. */
+void expect_refused(const std::string &path, bool verify, int want, const char *log) {
+    Blob pte(path);
+    et_zephyr_config cfg = config_for(pte);
+    cfg.verify = verify;
+    host_log_clear();
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), want);
+    CHECK_LOG(log);
+    CHECK(et_zephyr_num_inputs(&g_model) == 0);
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_ERR_NOT_INITIALIZED);
+}
+
+void test_hostile_offset(const std::string &dir) {
+    /* The tensor ends 16 bytes past its 64-byte buffer (value, memory id, offset, size). */
+    for (bool verify : {false, true}) {
+        expect_refused(dir + "/hostile_offset.pte", verify, ET_ZEPHYR_ERR_PLAN_OUT_OF_BOUNDS,
+                       "memory id 1, offset 56, 24 bytes: past the end of its planned buffer of "
+                       "64 bytes");
+    }
+    CHECK(std::strcmp(et_zephyr_status_str(ET_ZEPHYR_ERR_PLAN_OUT_OF_BOUNDS),
+                      "ET_ZEPHYR_ERR_PLAN_OUT_OF_BOUNDS") == 0);
+}
+
+void test_hostile_size(const std::string &dir) {
+    for (bool verify : {false, true}) {
+        expect_refused(dir + "/hostile_size.pte", verify, ET_ZEPHYR_ERR_PLAN_TENSOR_SIZE,
+                       "make more than 4 GiB");
+    }
+    CHECK(std::strcmp(et_zephyr_status_str(ET_ZEPHYR_ERR_PLAN_TENSOR_SIZE),
+                      "ET_ZEPHYR_ERR_PLAN_TENSOR_SIZE") == 0);
+}
+
+void test_hostile_io(const std::string &dir) {
+    const int32_t float32[] = {ET_ZEPHYR_DTYPE_FLOAT32};
+    const int32_t two[] = {ET_ZEPHYR_DTYPE_FLOAT32, ET_ZEPHYR_DTYPE_FLOAT32};
+    const et_zephyr_quant q[2] = {{0.5f, 0}, {0.5f, 0}};
+    {
+        /* The config's dtypes: the genuine program matches, the int8-input one does not. */
+        Blob good(dir + "/affine_relu.pte");
+        et_zephyr_config cfg = config_for(good);
+        cfg.input_dtypes = float32;
+        cfg.num_input_dtypes = 1;
+        cfg.output_dtypes = float32;
+        cfg.num_output_dtypes = 1;
+        CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+        et_zephyr_deinit(&g_model);
+
+        Blob bad(dir + "/hostile_io_dtype.pte");
+        cfg.pte = bad.data();
+        host_log_clear();
+        CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_IO_MISMATCH);
+        CHECK_LOG("input 0 (value 2) has dtype 1, the config says 6");
+
+        /* Counts: two inputs described, or two quantization entries, for one input. */
+        cfg.pte = good.data();
+        cfg.input_dtypes = two;
+        cfg.num_input_dtypes = 2;
+        host_log_clear();
+        CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_IO_MISMATCH);
+        CHECK_LOG("the method has 1 input(s), the config describes 2");
+        cfg.input_dtypes = nullptr;
+        cfg.num_input_dtypes = 0;
+        cfg.output_quant = q;
+        cfg.num_output_quant = 2;
+        CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_IO_MISMATCH);
+    }
+    CHECK(std::strcmp(et_zephyr_status_str(ET_ZEPHYR_ERR_IO_MISMATCH),
+                      "ET_ZEPHYR_ERR_IO_MISMATCH") == 0);
+}
+
+void test_hostile_scratch(const std::string &dir) {
+    /* CMSIS-NN's scalar arm_convolve_s8 needs 2 * 20 * sizeof(int16_t) = 80 bytes for a 3x3
+     * kernel over 2 channels; the hostile program plans 40. The host registers no
+     * cortex_m kernels: the genuine program passes validation and stops there. */
+    Blob good(dir + "/conv.pte");
+    et_zephyr_config cfg = config_for(good);
+    cfg.verify = true;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_OPERATOR_MISSING);
+    expect_refused(dir + "/hostile_scratch.pte", true, ET_ZEPHYR_ERR_SCRATCH_TOO_SMALL,
+                   "value 11, scratch of instruction 1 (cortex_m::quantized_conv2d): 40 bytes, "
+                   "CMSIS-NN needs 80");
+    /* Without verification only the bounds are checked. */
+    Blob bad(dir + "/hostile_scratch.pte");
+    cfg = config_for(bad);
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_OPERATOR_MISSING);
+    CHECK(std::strcmp(et_zephyr_status_str(ET_ZEPHYR_ERR_SCRATCH_TOO_SMALL),
+                      "ET_ZEPHYR_ERR_SCRATCH_TOO_SMALL") == 0);
+}
+
 struct Test {
     const char *name;
     void (*fn)(const std::string &);
@@ -450,6 +540,10 @@ const Test kTests[] = {
     {"corrupt_bytes", test_corrupt_bytes},
     {"missing_operator", test_missing_operator},
     {"pte_reader", test_pte_reader},
+    {"hostile_offset", test_hostile_offset},
+    {"hostile_size", test_hostile_size},
+    {"hostile_io", test_hostile_io},
+    {"hostile_scratch", test_hostile_scratch},
 };
 
 } // namespace

@@ -2,11 +2,21 @@
 """Generate the .pte fixtures of the lib/ host tests.
 
 Usage: python3 gen_fixtures.py OUT_DIR
+       python3 gen_fixtures.py --hostile KIND IN.pte OUT.pte   (one hostile variant, for tests/api)
 
 Writes into OUT_DIR:
   affine_relu.pte   forward(x: float32[2, 3]) = relu(x * 2 + 1), portable ops only
   missing_op.pte    forward(x: float32[4]) = etz_test::frobnicate(x) + 1, an operator
                     no kernel is registered for on the host
+  conv.pte          a CMSIS-NN convolution (et-export for cortex-m3, scalar tier: the
+                    host's CMSIS-NN scratch sizes) with its planned scratch tensor
+and hostile programs that pass the flatbuffer verifier, made by editing an exported
+program with ExecuTorch's own schema classes (executorch.exir._serialize):
+  hostile_offset.pte      affine_relu with a planned tensor moved past the end of its buffer
+  hostile_size.pte        affine_relu with a planned tensor of shape [65536, 65536] float32
+                          (16 GiB: in 32-bit arithmetic its byte size wraps to 0)
+  hostile_io_dtype.pte    affine_relu whose input is int8 instead of float32
+  hostile_scratch.pte     conv.pte with its scratch tensor half the size CMSIS-NN needs
 """
 
 from __future__ import annotations
@@ -15,7 +25,12 @@ import sys
 from pathlib import Path
 
 import torch
+from et_zephyr.api import ExportOptions
+from et_zephyr.api import export as et_export
+from et_zephyr.loading import ModelBundle
 from executorch.exir import EdgeCompileConfig, to_edge
+from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+from executorch.exir.schema import Tensor
 
 
 class AffineRelu(torch.nn.Module):
@@ -50,11 +65,86 @@ def export(module: torch.nn.Module, example: tuple[torch.Tensor, ...], out: Path
     out.write_bytes(edge.to_executorch().buffer)
 
 
+class Conv(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.conv(x))
+
+
+def export_conv(out: Path) -> None:
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(1)
+    calibration = [(torch.randn(1, 2, 6, 6, generator=generator),) for _ in range(8)]
+    bundle = ModelBundle(Conv().eval(), calibration[0], calibration)
+    artifacts = et_export(bundle, ExportOptions(target="cortex-m3"))
+    out.write_bytes(next(v for k, v in artifacts.files.items() if k.endswith(".pte")))
+
+
+def _planned_tensors(plan) -> list[Tensor]:
+    return [
+        v.val
+        for v in plan.values
+        if isinstance(v.val, Tensor) and v.val.allocation_info is not None
+    ]
+
+
+def hostile(kind: str, pte: bytes) -> bytes:
+    """@p pte with one defect of @p kind that ExecuTorch's flatbuffer verifier accepts."""
+    program = deserialize_pte_binary(pte)
+    plan = program.program.execution_plan[0]
+    planned = _planned_tensors(plan)
+    if kind == "offset":
+        # The last planned tensor of the first buffer, placed to end 16 bytes past it.
+        t = max(
+            (t for t in planned if t.allocation_info.memory_id == 1),
+            key=lambda t: t.allocation_info.memory_offset_low,
+        )
+        numel = 1
+        for s in t.sizes:
+            numel *= s
+        nbytes = numel * {0: 1, 1: 1, 3: 4, 6: 4}[int(t.scalar_type)]
+        t.allocation_info.memory_offset_low = plan.non_const_buffer_sizes[1] - nbytes + 16
+    elif kind == "size":
+        t = next(t for t in planned if len(t.sizes) == 2)
+        t.sizes = [65536, 65536]
+        t.dim_order = [0, 1]
+    elif kind == "io_dtype":
+        t = plan.values[plan.inputs[0]].val
+        t.scalar_type = type(t.scalar_type)(1)  # int8
+    elif kind == "scratch":
+        op = next(i for i, o in enumerate(plan.operators) if o.name.endswith("quantized_conv2d"))
+        call = next(
+            ins.instr_args
+            for chain in plan.chains
+            for ins in chain.instructions
+            if getattr(ins.instr_args, "op_index", None) == op
+        )
+        t = plan.values[call.args[12]].val  # the scratch argument
+        t.sizes = [t.sizes[0] // 2]
+    else:
+        raise SystemExit(f"gen_fixtures: unknown hostile kind {kind!r}")
+    return bytes(serialize_pte_binary(program))
+
+
 def main() -> int:
+    if sys.argv[1] == "--hostile":
+        kind, src, dst = sys.argv[2:5]
+        Path(dst).write_bytes(hostile(kind, Path(src).read_bytes()))
+        return 0
     out_dir = Path(sys.argv[1])
     out_dir.mkdir(parents=True, exist_ok=True)
     export(AffineRelu(), (torch.zeros(2, 3),), out_dir / "affine_relu.pte")
     export(MissingOp(), (torch.zeros(4),), out_dir / "missing_op.pte")
+    export_conv(out_dir / "conv.pte")
+    affine = (out_dir / "affine_relu.pte").read_bytes()
+    for kind in ("offset", "size", "io_dtype"):
+        (out_dir / f"hostile_{kind}.pte").write_bytes(hostile(kind, affine))
+    (out_dir / "hostile_scratch.pte").write_bytes(
+        hostile("scratch", (out_dir / "conv.pte").read_bytes())
+    )
     return 0
 
 
