@@ -20,6 +20,12 @@
 #define ETZ_ISA_DSP 1
 #endif
 
+/* Beyond the bounds checks, validation comes with the runtime's verifier (ExecuTorch's own
+ * switch, CONFIG_ET_ZEPHYR_VERIFY_PROGRAM): a build without it keeps only the cheap part. */
+#ifndef ET_ENABLE_PROGRAM_VERIFICATION
+#define ET_ENABLE_PROGRAM_VERIFICATION 1
+#endif
+
 namespace et_zephyr {
 namespace {
 
@@ -65,6 +71,7 @@ bool tensor_nbytes(const pte::MethodView &m, size_t value, const pte::TensorView
     return true;
 }
 
+#if ET_ENABLE_PROGRAM_VERIFICATION
 /* Dim order: a permutation of the dimensions, one entry per dimension. */
 bool dim_order_valid(const pte::MethodView &m, const pte::TensorView &t) {
     if (t.dim_order_len != t.rank || t.rank > 32) {
@@ -300,6 +307,8 @@ int check_scratch(const pte::MethodView &m) {
     return ET_ZEPHYR_OK;
 }
 
+#endif /* ET_ENABLE_PROGRAM_VERIFICATION */
+
 /* One side (inputs or outputs) against the config's count and dtypes. */
 int check_io(const pte::MethodView &m, bool inputs, const int32_t *dtypes, size_t num_dtypes,
              size_t num_quant) {
@@ -391,11 +400,13 @@ int validate_plan(const pte::MethodView &m, const size_t *buffer_sizes, size_t n
         if (!tensor_nbytes(m, v, t, &nbytes)) {
             return ET_ZEPHYR_ERR_PLAN_TENSOR_SIZE;
         }
+#if ET_ENABLE_PROGRAM_VERIFICATION
         if (thorough && !dim_order_valid(m, t)) {
             ETZ_ERR("plan: value %lu: its dim order is not a permutation of its %lu dimensions",
                     static_cast<unsigned long>(v), static_cast<unsigned long>(t.rank));
             return ET_ZEPHYR_ERR_PLAN_TENSOR_SIZE;
         }
+#endif
         if (!t.planned) {
             continue;
         }
@@ -418,7 +429,12 @@ int validate_plan(const pte::MethodView &m, const size_t *buffer_sizes, size_t n
             return ET_ZEPHYR_ERR_PLAN_OUT_OF_BOUNDS;
         }
     }
+#if ET_ENABLE_PROGRAM_VERIFICATION
     return thorough ? check_scratch(m) : ET_ZEPHYR_OK;
+#else
+    (void)thorough;
+    return ET_ZEPHYR_OK;
+#endif
 }
 
 int validate_io(const pte::MethodView &m, const et_zephyr_config &cfg) {

@@ -25,9 +25,10 @@ namespace et_zephyr {
  * Check every tensor value of @p method: a known dtype, no negative dimension,
  * a byte size below 4 GiB, and, when planned, a memory id of one of the
  * @p num_buffers planned buffers (@p buffer_sizes, memory id 1 first) with the
- * tensor inside it. @p thorough (verification on) also checks dim orders and
- * the scratch tensors of CMSIS-NN operators against CMSIS-NN's own
- * requirement for the operator's shape on this build's ISA tier.
+ * tensor inside it. @p thorough (verification on, in a build with
+ * ET_ENABLE_PROGRAM_VERIFICATION) also checks dim orders and the scratch
+ * tensors of CMSIS-NN operators against CMSIS-NN's own requirement for the
+ * operator's shape on this build's ISA tier.
  */
 int validate_plan(const pte::MethodView &method, const size_t *buffer_sizes, size_t num_buffers,
                   bool thorough);

@@ -2,7 +2,9 @@
 """Generate the .pte fixtures of the lib/ host tests.
 
 Usage: python3 gen_fixtures.py OUT_DIR
-       python3 gen_fixtures.py --hostile KIND IN.pte OUT.pte   (one hostile variant, for tests/api)
+       python3 gen_fixtures.py --hostile KIND OUT.pte [IN.pte]
+           one hostile program (tests/api): KIND offset, size or io_dtype edits IN.pte,
+           scratch edits conv.pte
 
 Writes into OUT_DIR:
   affine_relu.pte   forward(x: float32[2, 3]) = relu(x * 2 + 1), portable ops only
@@ -131,7 +133,12 @@ def hostile(kind: str, pte: bytes) -> bytes:
 
 def main() -> int:
     if sys.argv[1] == "--hostile":
-        kind, src, dst = sys.argv[2:5]
+        kind, dst = sys.argv[2:4]
+        if kind == "scratch":
+            export_conv(Path(dst))
+            src = dst
+        else:
+            src = sys.argv[4]
         Path(dst).write_bytes(hostile(kind, Path(src).read_bytes()))
         return 0
     out_dir = Path(sys.argv[1])

@@ -288,6 +288,65 @@ ZTEST(et_zephyr_api, test_corrupt_program) {
     zassert_equal(init_with(&config), ET_ZEPHYR_ERR_PTE_ALIGNMENT);
 }
 
+/* Hostile programs: they pass the flatbuffer verifier, and the plan validation refuses them
+ * before the runtime places a tensor (tests/CMakeLists.txt embeds them). */
+#define HOSTILE(kind)                                                                              \
+    extern const uint8_t hostile_##kind[];                                                         \
+    extern const uint8_t hostile_##kind##_end[];
+HOSTILE(offset)
+HOSTILE(size)
+HOSTILE(io_dtype)
+HOSTILE(scratch)
+
+/* The convolution plans more than the hello model's arena holds. */
+static uint8_t conv_planned_arena[1024] __aligned(ET_ZEPHYR_ALIGNMENT);
+
+static void expect_refused(const uint8_t *pte, const uint8_t *end, bool verify,
+                           const int32_t *input_dtypes, int want, const char *log) {
+    struct et_zephyr_config config = hello_config;
+
+    if (pte == hostile_scratch) {
+        config.planned_arena = conv_planned_arena;
+        config.planned_arena_size = sizeof(conv_planned_arena);
+    }
+    config.pte = pte;
+    config.pte_size = (size_t)(end - pte);
+    config.verify = verify;
+    config.input_dtypes = input_dtypes;
+    config.num_input_dtypes = input_dtypes != NULL ? 1 : 0;
+    int rc = init_with(&config);
+
+    zassert_equal(rc, want, "%s, want %s: %s", et_zephyr_status_str(rc), et_zephyr_status_str(want),
+                  log_text);
+    zassert_not_null(strstr(log_text, log), "log lacks \"%s\": %s", log, log_text);
+    zassert_equal(et_zephyr_num_inputs(&model), 0, "a refused program leaves no model");
+}
+
+ZTEST(et_zephyr_api, test_hostile_programs) {
+    static const int32_t float32[] = {ET_ZEPHYR_DTYPE_FLOAT32};
+
+    for (int verify = 0; verify <= 1; verify++) {
+        expect_refused(hostile_offset, hostile_offset_end, verify, NULL,
+                       ET_ZEPHYR_ERR_PLAN_OUT_OF_BOUNDS, "past the end of its planned buffer");
+        expect_refused(hostile_size, hostile_size_end, verify, NULL, ET_ZEPHYR_ERR_PLAN_TENSOR_SIZE,
+                       "make more than 4 GiB");
+        expect_refused(hostile_io_dtype, hostile_io_dtype_end, verify, float32,
+                       ET_ZEPHYR_ERR_IO_MISMATCH, "has dtype 1, the config says 6");
+    }
+#if defined(CONFIG_ET_ZEPHYR_VERIFY_PROGRAM)
+    /* A convolution whose scratch is half CMSIS-NN's need on every ISA tier (a build without
+     * verification checks bounds only; the op wrapper then refuses the scratch at run time). */
+    expect_refused(hostile_scratch, hostile_scratch_end, true, NULL,
+                   ET_ZEPHYR_ERR_SCRATCH_TOO_SMALL, "(cortex_m::quantized_conv2d): 40 bytes");
+#endif
+    /* The genuine program with the config's dtypes still loads. */
+    struct et_zephyr_config config = hello_config;
+
+    config.input_dtypes = float32;
+    config.num_input_dtypes = 1;
+    zassert_equal(init_with(&config), ET_ZEPHYR_OK, "%s", log_text);
+}
+
 ZTEST(et_zephyr_api, test_repeated_runs_identical) {
     uint32_t crc[VEC_NUM_OUTPUTS];
     uint64_t first = 0;
