@@ -262,12 +262,22 @@ def render(comparison: Comparison) -> str:
         lines.append("device = host reference on every layer")
     else:
         origin = first.origin
+        source = _relative(str(origin.get("source") or "")) or "an unknown line"
         lines.append(
             f"first layer where the device differs: #{origin.get('layer', first.index)} "
             f"{origin.get('module') or '(model)'} ({origin.get('operator')}, node "
-            f"{origin.get('node')}) at {origin.get('source') or 'an unknown line'}"
+            f"{origin.get('node')}) at {source}"
         )
     if comparison.outputs_differing:
         outputs = ", ".join(str(o) for o in comparison.outputs_differing)
         lines.append(f"model outputs that differ: {outputs}")
     return "\n".join(lines)
+
+
+def _relative(source: str) -> str:
+    """A source path relative to the working folder when it is inside it."""
+    path = Path(source)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return source

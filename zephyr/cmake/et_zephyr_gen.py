@@ -11,8 +11,9 @@ NAME.json manifest and NAME.conf Kconfig fragment) it writes:
   NAME_model.c / NAME_model.h the arenas and a ready et_zephyr_config
   et_zephyr_sources.cmake     the ExecuTorch kernel sources to compile
 
-It needs only the Python standard library and PyYAML (both part of any
-Zephyr build); operator schemas come from ExecuTorch's YAML files, from a
+It needs only the Python standard library, PyYAML (part of any Zephyr
+build) and flatbuffers (a dependency of the et-zephyr package and of
+executorch); operator schemas come from ExecuTorch's YAML files, from a
 NAME.schemas.yaml written by et-export, or from torch when it is installed.
 """
 
@@ -27,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from flatbuffers import encode, number_types, packer
+from flatbuffers.table import Table
 
 METHOD_ARENA_SLACK = 32
 
@@ -36,64 +39,53 @@ class GenError(Exception):
 
 
 # --------------------------------------------------------------------------
-# .pte reading (flatbuffer, schema/program.fbs)
+# .pte reading: the generator's one reader of the program flatbuffer
+# (ExecuTorch's schema/program.fbs), on the flatbuffers package's tables.
+
+# Field slots of program.fbs's tables, in declaration order.
+_PROGRAM_EXECUTION_PLAN = 1
+_PLAN_NAME, _PLAN_OPERATORS, _PLAN_NON_CONST_BUFFER_SIZES = 0, 6, 8
+_OPERATOR_NAME, _OPERATOR_OVERLOAD = 0, 1
 
 
-def _u32(buf: bytes, pos: int) -> int:
-    if pos < 0 or pos + 4 > len(buf):
-        raise GenError("truncated .pte")
-    return struct.unpack_from("<I", buf, pos)[0]
+def _slot(table: Table, slot: int) -> int:
+    return table.Offset(4 + 2 * slot)
 
 
-def _field(buf: bytes, table: int, slot: int) -> int:
-    vtable = table - struct.unpack_from("<i", buf, table)[0]
-    vt_size = struct.unpack_from("<H", buf, vtable)[0]
-    entry = 4 + 2 * slot
-    if entry + 2 > vt_size:
-        return 0
-    off = struct.unpack_from("<H", buf, vtable + entry)[0]
-    return table + off if off else 0
-
-
-def _ref(buf: bytes, table: int, slot: int) -> int:
-    pos = _field(buf, table, slot)
-    return pos + _u32(buf, pos) if pos else 0
-
-
-def _vector(buf: bytes, vec: int) -> list[int]:
-    if not vec:
+def _tables(table: Table, slot: int) -> list[Table]:
+    offset = _slot(table, slot)
+    if not offset:
         return []
-    n = _u32(buf, vec)
-    return [vec + 4 + 4 * i + _u32(buf, vec + 4 + 4 * i) for i in range(n)]
+    start = table.Vector(offset)
+    return [
+        Table(table.Bytes, table.Indirect(start + 4 * i)) for i in range(table.VectorLen(offset))
+    ]
 
 
-def _string(buf: bytes, pos: int) -> str:
-    if not pos:
-        return ""
-    n = _u32(buf, pos)
-    return buf[pos + 4 : pos + 4 + n].decode()
+def _text(table: Table, slot: int) -> str:
+    offset = _slot(table, slot)
+    return table.String(table.Pos + offset).decode() if offset else ""
 
 
 def read_pte(path: Path, method: str = "forward") -> tuple[list[str], list[int]]:
     """Operators ("ns::name.overload") and planned buffer sizes (ids >= 1) of a method."""
-    buf = path.read_bytes()
+    buf = bytearray(path.read_bytes())
     if len(buf) < 8 or buf[4:8] != b"ET12":
         raise GenError(f"{path}: not an ExecuTorch program (no ET12 identifier)")
-    root = _u32(buf, 0)
-    for plan in _vector(buf, _ref(buf, root, 1)):
-        if _string(buf, _ref(buf, plan, 0)) != method:
-            continue
-        ops = []
-        for op in _vector(buf, _ref(buf, plan, 6)):
-            name = _string(buf, _ref(buf, op, 0))
-            overload = _string(buf, _ref(buf, op, 1))
-            ops.append(f"{name}.{overload}" if overload else name)
-        sizes_vec = _ref(buf, plan, 8)
-        sizes = []
-        if sizes_vec:
-            n = _u32(buf, sizes_vec)
-            sizes = list(struct.unpack_from(f"<{n}q", buf, sizes_vec + 4))
-        return ops, sizes[1:]
+    try:
+        program = Table(buf, encode.Get(packer.uoffset, buf, 0))
+        for plan in _tables(program, _PROGRAM_EXECUTION_PLAN):
+            if _text(plan, _PLAN_NAME) != method:
+                continue
+            ops = []
+            for op in _tables(plan, _PLAN_OPERATORS):
+                name, overload = _text(op, _OPERATOR_NAME), _text(op, _OPERATOR_OVERLOAD)
+                ops.append(f"{name}.{overload}" if overload else name)
+            offset = _slot(plan, _PLAN_NON_CONST_BUFFER_SIZES)
+            sizes = list(plan.GetVectorAsNumpy(number_types.Int64Flags, offset)) if offset else []
+            return ops, [int(size) for size in sizes[1:]]
+    except (IndexError, struct.error, UnicodeDecodeError) as error:
+        raise GenError(f"{path}: truncated or corrupt ExecuTorch program ({error})") from None
     raise GenError(f"{path}: no method {method!r}")
 
 
