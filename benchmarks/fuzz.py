@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,9 +163,13 @@ def fuzz(
         command.append(f"-runs={runs}")
     command += [str(corpus), str(seed_dir)]
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0")
+    start = time.monotonic()
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=seconds + 600)
     log = result.stdout + result.stderr
     figures = parse(log, artifacts)
+    elapsed = time.monotonic() - start
+    if figures.executions and elapsed > 0:
+        figures.exec_per_s = int(figures.executions / elapsed)
     if result.returncode != 0 and not figures.findings:
         figures.crashes = 1
     return figures, log
