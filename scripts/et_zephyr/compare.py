@@ -2,8 +2,9 @@
 """Layer by layer: the device against the host reference, the host's INT8 against
 fake-quant, fake-quant against float (what `west et-compare` prints).
 
-Reads an export folder written with `--expose-activations all --layer-data`
-(NAME.json, NAME.vectors.npz, NAME.layers.npz) and the device's output: the
+Reads an export folder (NAME.json, NAME.vectors.npz and, written with
+`--expose-activations all --layer-data`, NAME.layers.npz: without it, the table
+has the device-vs-host column only) and the device's output: the
 "ET_OUTPUT <input> <output> <hex>" lines of samples/kws's runner, or its
 "ET_CRC <input> <output> <size> <crc32>" lines, which say only whether bytes differ.
 """
@@ -97,7 +98,9 @@ def read_log(text: str) -> DeviceLog:
 def compare(export_dir: Path, log: DeviceLog) -> Comparison:
     manifest, vectors, layer_arrays = _load_export(export_dir)
     outputs = manifest["outputs"]
-    layers = manifest["exposed_layers"]
+    layers = manifest.get("exposed_layers") or [
+        {"node": name} for name in manifest.get("exposed_activations") or []
+    ]
     first_layer_output = len(outputs) - len(layers)
     seen = sorted({key[0] for key in (*log.outputs, *log.crcs)})
     available = vectors["output_0_bytes"].shape[0]
@@ -133,14 +136,13 @@ def _load_export(
         raise ExportError(f"expected one et-export manifest (NAME.json) in {export_dir}")
     manifest = json.loads(manifests[0].read_text())
     name = manifest["name"]
-    if not manifest.get("exposed_layers"):
-        raise ExportError(
-            f"{manifests[0]} has no exposed layers: export with "
-            "--expose-activations all --layer-data"
-        )
     arrays = []
     for suffix in ("vectors", "layers"):
         path = export_dir / f"{name}.{suffix}.npz"
+        if not path.exists() and suffix == "layers":
+            # Exported without --layer-data: device vs host only.
+            arrays.append({})
+            continue
         if not path.exists():
             raise ExportError(f"no {path.name} in {export_dir}")
         with np.load(path) as data:

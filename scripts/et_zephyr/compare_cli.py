@@ -25,8 +25,10 @@ prints a table per layer:
 
 and names the first layer where the device differs, with its PyTorch module and
 the model's source line. A PNG of the per-layer error is written beside it.
-With --log, no build or run: the table for a log captured elsewhere (real
-hardware, an FVP) against an export folder.
+With -d BUILD and no MODEL, it runs that existing build (e.g. of samples/kws)
+as it is. With --log, no build or run: the table for a log captured elsewhere
+(real hardware, an FVP) against an export folder. Exports without
+--layer-data (samples/kws's own) get the device-vs-host column only.
 
 Exit status: 0 when the device equals the host reference on every layer and
 output, 1 when something differs, 2 on an error.
@@ -36,6 +38,7 @@ EPILOG = """\
 examples:
   west et-compare samples/kws/model.py:kws -b mps3/corstone300/an547
   west et-compare net.py:make_net -b qemu_cortex_m3 --inject cortex_m::quantized_conv2d.out:2
+  west et-compare -d build/kws
   west et-compare --log uart.txt --export-dir build/et-compare/kws/et/kws
 """
 
@@ -135,9 +138,19 @@ def run(args: argparse.Namespace, info=print) -> int:  # type: ignore[no-untyped
         except OSError as error:
             raise ExportError(f"cannot read {args.log}: {error.strerror}") from error
         plot_dir = export_dir
+    elif args.model is None and args.build_dir is not None:
+        from .device_run import run_on_emulator
+
+        export_dir = _only_export(args.build_dir)
+        info(f"running {args.build_dir} on its board's emulator")
+        text = run_on_emulator(args.build_dir, args.timeout)
+        plot_dir = args.build_dir
     else:
         if not args.model or not args.board:
-            raise ExportError("give MODEL and --board (or --log FILE with --export-dir)")
+            raise ExportError(
+                "give MODEL and --board, or -d BUILD of an existing build, or --log FILE "
+                "with --export-dir"
+            )
         from .device_run import build_runner, run_on_emulator
 
         build_dir = args.build_dir or _default_build_dir(args.model, args.board)
@@ -163,6 +176,13 @@ def run(args: argparse.Namespace, info=print) -> int:  # type: ignore[no-untyped
     info(f"plot: {plot_path}")
     same = comparison.first_divergent is None and not comparison.outputs_differing
     return 0 if same else 1
+
+
+def _only_export(build_dir: Path) -> Path:
+    found = sorted(path.parent for path in build_dir.glob("et/*/*.vectors.npz"))
+    if len(found) != 1:
+        raise ExportError(f"{build_dir} is not a build of an et-export model (no et/NAME/)")
+    return found[0]
 
 
 def _fault_kconfig(inject: str | None) -> dict[str, str]:

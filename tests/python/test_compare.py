@@ -20,7 +20,7 @@ from conftest import MODELS, REPO
 from et_zephyr import compare_cli
 from et_zephyr.api import ExportOptions, export
 from et_zephyr.artifacts import write_outputs
-from et_zephyr.compare import compare, read_log
+from et_zephyr.compare import compare, read_log, render
 from et_zephyr.errors import ExportError
 
 GEN = REPO / "zephyr/cmake/et_zephyr_gen.py"
@@ -176,9 +176,25 @@ def test_bad_logs_get_one_line(
     assert message in err and err.count("\n") == 1
 
 
-def test_export_without_layer_data_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "plain.json").write_text(json.dumps({"name": "plain", "exposed_layers": None}))
-    with pytest.raises(ExportError, match="--expose-activations all --layer-data"):
+def test_export_without_layer_data_compares_device_and_host_only(
+    exported: Path, tmp_path: Path
+) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    manifest = json.loads((exported / "layered.json").read_text())
+    manifest["exposed_layers"] = None
+    (plain / "layered.json").write_text(json.dumps(manifest))
+    (plain / "layered.vectors.npz").write_bytes((exported / "layered.vectors.npz").read_bytes())
+    comparison = compare(plain, read_log(_log(_perturbed(exported, 2))))
+    first = comparison.first_divergent
+    assert first is not None and first.index == 2
+    assert first.origin == {"node": manifest["exposed_activations"][2]}
+    assert all(row.host_vs_fake_quant is None for row in comparison.rows)
+    assert "n/a" in render(comparison)
+
+
+def test_export_folder_without_a_manifest_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ExportError, match="expected one et-export manifest"):
         compare(tmp_path, read_log("ET_OUTPUT 0 0 00\n"))
 
 
