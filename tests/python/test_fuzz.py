@@ -79,7 +79,7 @@ def test_bounded_fuzzing_finds_nothing(
         runs=20_000_000,
     )
     assert figures.findings == 0, log[-6000:]
-    assert figures.executions > 100_000, log[-3000:]
+    assert figures.executions > 20_000, log[-3000:]
     assert figures.cov > 300 and figures.corpus > len(seeds), log[-3000:]
 
 
