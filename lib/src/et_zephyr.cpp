@@ -224,6 +224,32 @@ int read_requirements(const et::Program &program, const void *pte, size_t pte_si
     return ET_ZEPHYR_OK;
 }
 
+/* Before the runtime reads a tensor or a kernel writes one (ExecuTorch's own program
+ * checks included): the plan within its planned buffers, the inputs and outputs the config
+ * was made for. A method the reader cannot find is left to the runtime to report. */
+int validate_before_load(const et_zephyr_config *cfg, const char *method_name) {
+    const et_zephyr::pte::MethodView view =
+        et_zephyr::pte::ProgramView(cfg->pte, cfg->pte_size).method(method_name);
+    const long n = view.num_buffer_sizes();
+    size_t sizes[ET_ZEPHYR_MAX_PLANNED_BUFFERS] = {};
+    if (!view.valid() || n < 0 || n - 1 > ET_ZEPHYR_MAX_PLANNED_BUFFERS) {
+        return ET_ZEPHYR_OK;
+    }
+    for (long i = 1; i < n; ++i) {
+        int64_t size = 0;
+        if (!view.buffer_size(static_cast<size_t>(i), &size) || size < 0) {
+            ETZ_ERR("plan: planned buffer %ld of \"%s\" has no valid size", i, method_name);
+            return ET_ZEPHYR_ERR_INVALID_PROGRAM;
+        }
+        sizes[i - 1] = static_cast<size_t>(size);
+    }
+    const int rc = et_zephyr::validate_io(view, *cfg);
+    return rc != ET_ZEPHYR_OK
+               ? rc
+               : et_zephyr::validate_plan(view, sizes, static_cast<size_t>(n > 0 ? n - 1 : 0),
+                                          cfg->verify);
+}
+
 /* After OperatorMissing: name every operator the registry cannot serve. */
 void log_missing_operators(const void *pte, size_t pte_size, const char *method_name) {
     et_zephyr::pte::ProgramView view(pte, pte_size);
@@ -406,6 +432,11 @@ int et_zephyr_init(struct et_zephyr_model *handle, const struct et_zephyr_config
         return ET_ZEPHYR_ERR_RUNTIME;
     }
 
+    rc = validate_before_load(cfg, method_name);
+    if (rc != ET_ZEPHYR_OK) {
+        return rc;
+    }
+
     m->magic = kMagic; // destroy() may run from here on
     m->loader.emplace(static_cast<const uint8_t *>(cfg->pte), cfg->pte_size);
     rc = load_program(m->loader.get(), cfg->verify, &m->program);
@@ -423,25 +454,6 @@ int et_zephyr_init(struct et_zephyr_model *handle, const struct et_zephyr_config
         m->destroy();
         return ET_ZEPHYR_ERR_UNSUPPORTED;
     }
-    /* Before the runtime places a tensor or a kernel writes one: the plan within the
-     * planned buffers, the inputs and outputs the config was made for. */
-    const et_zephyr::pte::MethodView view =
-        et_zephyr::pte::ProgramView(cfg->pte, cfg->pte_size).method(method_name);
-    if (!view.valid()) {
-        ETZ_ERR("init: method \"%s\" is unreadable: corrupt .pte", method_name);
-        rc = ET_ZEPHYR_ERR_INVALID_PROGRAM;
-    } else {
-        rc = et_zephyr::validate_io(view, *cfg);
-    }
-    if (rc == ET_ZEPHYR_OK) {
-        rc = et_zephyr::validate_plan(view, req.planned_buffer_size, req.num_planned_buffers,
-                                      cfg->verify);
-    }
-    if (rc != ET_ZEPHYR_OK) {
-        m->destroy();
-        return rc;
-    }
-
     /* Planned memory: one 16-byte aligned buffer per memory id, in order. */
     uint8_t *base = cfg->planned_arena;
     size_t padding = 0;

@@ -18,6 +18,7 @@ constexpr unsigned kPlanInputs = 3;
 constexpr unsigned kPlanOutputs = 4;
 constexpr unsigned kPlanChains = 5;
 constexpr unsigned kPlanOperators = 6;
+constexpr unsigned kPlanBufferSizes = 8;
 constexpr unsigned kOperatorName = 0;
 constexpr unsigned kOperatorOverload = 1;
 constexpr unsigned kEValueType = 0;
@@ -338,6 +339,24 @@ bool MethodView::int_list_at(size_t index, size_t k, int64_t *out) const {
     const long len = list == 0 ? -1 : r.vector_len(list, 8);
     uint64_t raw = 0;
     if (len < 0 || k >= static_cast<size_t>(len) || !r.u64(list + 4 + 8 * k, &raw)) {
+        return false;
+    }
+    *out = static_cast<int64_t>(raw);
+    return true;
+}
+
+long MethodView::num_buffer_sizes() const {
+    Reader r(buf_, size_);
+    const size_t v = valid() ? r.field_ref(table_, kPlanBufferSizes) : 0;
+    return v == 0 ? (valid() ? 0 : -1) : r.vector_len(v, 8);
+}
+
+bool MethodView::buffer_size(size_t i, int64_t *out) const {
+    Reader r(buf_, size_);
+    const size_t v = valid() ? r.field_ref(table_, kPlanBufferSizes) : 0;
+    const long n = v == 0 ? -1 : r.vector_len(v, 8);
+    uint64_t raw = 0;
+    if (n < 0 || i >= static_cast<size_t>(n) || !r.u64(v + 4 + 8 * i, &raw)) {
         return false;
     }
     *out = static_cast<int64_t>(raw);

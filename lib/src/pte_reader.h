@@ -75,6 +75,10 @@ class MethodView {
      * too short. */
     bool int_list_at(size_t index, size_t k, int64_t *out) const;
 
+    /** Planned buffer sizes (non_const_buffer_sizes; entry 0 is memory id 0, unplanned). */
+    long num_buffer_sizes() const;
+    bool buffer_size(size_t i, int64_t *out) const;
+
     /** Method inputs and outputs: value indices. */
     long num_inputs() const;
     bool input(size_t i, int32_t *value_index) const;
