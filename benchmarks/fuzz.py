@@ -147,6 +147,7 @@ def fuzz(
     seconds: int,
     jobs: int,
     runs: int = 0,
+    seed: int = 0,
 ) -> tuple[Figures, str]:
     corpus.mkdir(parents=True, exist_ok=True)
     artifacts.mkdir(parents=True, exist_ok=True)
@@ -161,6 +162,8 @@ def fuzz(
         command += [f"-fork={jobs}", "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1"]
     if runs:
         command.append(f"-runs={runs}")
+    if seed:
+        command.append(f"-seed={seed}")
     command += [str(corpus), str(seed_dir)]
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0")
     start = time.monotonic()
