@@ -245,7 +245,10 @@ def render(comparison: Comparison) -> str:
             )
         else:
             fq_float = "n/a"
-        module = f"{origin.get('module') or '(model)'} ({origin.get('module_type') or '?'})"
+        if "module" in origin:
+            module = f"{origin['module'] or '(model)'} ({origin.get('module_type') or '?'})"
+        else:  # exported without --layer-data: only the node is known
+            module = str(origin.get("node"))
         operator = str(origin.get("operator", "")).removeprefix("cortex_m::")
         rows.append(
             [str(origin.get("layer", row.index)), module, operator, device, host_fq, fq_float]
