@@ -32,6 +32,8 @@ from flatbuffers import encode, number_types, packer
 from flatbuffers.table import Table
 
 METHOD_ARENA_SLACK = 32
+# Manifest dtype names that lib/include/et_zephyr/et_zephyr.h has an ET_ZEPHYR_DTYPE_ for.
+_C_DTYPES = {"UINT8", "INT8", "INT16", "INT32", "INT64", "FLOAT16", "FLOAT32", "FLOAT64", "BOOL"}
 
 
 class GenError(Exception):
@@ -456,6 +458,15 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
             items.append(f"{{{float(scale)!r}f, {int(zp)}}}")
         return ", ".join(items), len(items)
 
+    def dtypes(entries: list[dict]) -> tuple[str, int]:
+        """The C API's dtype constants, so init checks them against the program."""
+        names = [f"ET_ZEPHYR_DTYPE_{str(e.get('dtype', '')).upper()}" for e in entries]
+        if not names or any(n.removeprefix("ET_ZEPHYR_DTYPE_") not in _C_DTYPES for n in names):
+            return "NULL", 0
+        return ", ".join(names), len(names)
+
+    in_types, n_in_types = dtypes(manifest.get("inputs", [])) if manifest else ("NULL", 0)
+    out_types, n_out_types = dtypes(manifest.get("outputs", [])) if manifest else ("NULL", 0)
     in_q, n_in = quant(manifest.get("inputs", [])) if manifest else ("NULL", 0)
     out_q, n_out = quant(manifest.get("outputs", [])) if manifest else ("NULL", 0)
     arena_attr = f' __attribute__((section("{args.arena_section}")))' if args.arena_section else ""
@@ -483,6 +494,10 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         c.append(f"static const struct et_zephyr_quant {name}_input_quant[] = {{{in_q}}};")
     if n_out:
         c.append(f"static const struct et_zephyr_quant {name}_output_quant[] = {{{out_q}}};")
+    if n_in_types:
+        c.append(f"static const int32_t {name}_input_dtypes[] = {{{in_types}}};")
+    if n_out_types:
+        c.append(f"static const int32_t {name}_output_dtypes[] = {{{out_types}}};")
 
     def ref(kind: str, size_: int) -> str:
         return f"{name}_{kind}_arena" if size_ else "NULL"
@@ -504,6 +519,10 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         f"    .num_input_quant = {n_in},",
         f"    .output_quant = {name + '_output_quant' if n_out else 'NULL'},",
         f"    .num_output_quant = {n_out},",
+        f"    .input_dtypes = {name + '_input_dtypes' if n_in_types else 'NULL'},",
+        f"    .num_input_dtypes = {n_in_types},",
+        f"    .output_dtypes = {name + '_output_dtypes' if n_out_types else 'NULL'},",
+        f"    .num_output_dtypes = {n_out_types},",
         "};",
     ]
     (out / f"{name}_model.c").write_text("\n".join(c) + "\n")
