@@ -119,6 +119,26 @@ def replay(fuzzer: Path, inputs: list[Path]) -> subprocess.CompletedProcess[str]
     )
 
 
+def in_wheel(fuzzer: Path, artifact: Path) -> bool:
+    """True when @p artifact's crash is in the executorch wheel's own code (tests/fuzz/known):
+    a runtime ET_CHECK abort, or a fault whose first frame outside libc is the wheel's."""
+    env = dict(os.environ, ET_ZEPHYR_FUZZ_LOG="1")
+    result = subprocess.run(
+        [str(fuzzer), str(artifact)], capture_output=True, text=True, env=env, timeout=300
+    )
+    out = result.stdout + result.stderr
+    if "[executorch F]" in out:
+        return True
+    for line in out.splitlines():
+        frame = line.strip()
+        if not re.match(r"#\d+ 0x", frame) or "libc.so" in frame or "__interceptor" in frame:
+            continue
+        if "string/../sysdeps" in frame:
+            continue
+        return "_portable_lib" in frame or "libqnn_executorch_backend" in frame
+    return False
+
+
 def parse(log: str, artifacts: Path) -> Figures:
     figures = Figures()
     for match in _FORK_LINE.finditer(log):
