@@ -175,8 +175,8 @@ def fuzz(
     seed_dir = artifacts.parent / "seeds"
     shutil.rmtree(seed_dir, ignore_errors=True)
     seed_dir.mkdir(parents=True)
-    for seed in seeds:
-        shutil.copy(seed, seed_dir / seed.name)
+    for program in seeds:
+        shutil.copy(program, seed_dir / program.name)
     command = [str(fuzzer), f"-max_total_time={seconds}", "-print_final_stats=1"]
     command += [f"-artifact_prefix={artifacts}/", "-timeout=25", "-rss_limit_mb=4096"]
     if jobs > 1:

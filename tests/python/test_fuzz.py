@@ -63,11 +63,6 @@ def test_regression_inputs_no_longer_crash(fuzz: ModuleType, built: tuple[Path, 
         assert f"Executed {path}" in result.stderr
 
 
-@pytest.mark.xfail(
-    reason="under pytest the libFuzzer process dies at start-up (std::stoul, not yet "
-    "understood; the same command from a shell fuzzes): see benchmarks/RESULTS.md",
-    strict=False,
-)
 def test_bounded_fuzzing_finds_nothing(
     fuzz: ModuleType, built: tuple[Path, dict], tmp_path: Path
 ) -> None:

@@ -202,6 +202,46 @@ def cpp_arg(typ: str) -> tuple[str, str]:
     return cpp, conv
 
 
+_BASE_TAGS = {
+    "int": "isInt()",
+    "SymInt": "isInt()",
+    "ScalarType": "isInt()",
+    "MemoryFormat": "isInt()",
+    "Layout": "isInt()",
+    "float": "isDouble()",
+    "bool": "isBool()",
+    "Tensor": "isTensor()",
+    "Scalar": "isScalar()",
+}
+_LIST_TAGS = {
+    "int": "isIntList()",
+    "SymInt": "isIntList()",
+    "float": "isDoubleList()",
+    "bool": "isBoolList()",
+    "Tensor": "isTensorList()",
+    "Tensor?": "isListOptionalTensor()",
+}
+
+
+def arg_check(typ: str, value: str) -> str:
+    """A C++ condition true when the EValue `value` holds what the schema type needs.
+
+    EValue's to<T>() aborts on another tag: a program that passes the flatbuffer
+    verifier can still hand a kernel an int where it takes a tensor, so the wrapper
+    checks first and fails the call instead of the firmware."""
+    base = re.sub(r"\([^)]*\)", "", typ).strip()
+    m = re.match(r"^(\w+\??)\[\d*\](\??)$", base)
+    if m:
+        tag, optional = _LIST_TAGS[m.group(1)], bool(m.group(2))
+    else:
+        optional = base.endswith("?")
+        tag = _BASE_TAGS.get(base.rstrip("?"), "")
+    if not tag:
+        return ""
+    check = f"{value}->{tag}"
+    return f"({value}->isNone() || {check})" if optional else check
+
+
 def cpp_return(returns: list[str]) -> str:
     if not returns:
         return "void"
@@ -300,6 +340,9 @@ def generate_registration(ops: list[Op], profiling: bool, fault: Fault | None = 
         sig = f"{cpp_return(op.returns)} {fn}({T}KernelRuntimeContext &, {', '.join(params)});"
         decls.setdefault(ns, []).append(sig)
         n_stack = len(op.args) + len(op.returns)
+        checks = [arg_check(a.type, f"stack[{i}]") for i, a in enumerate(op.args)]
+        checks += [f"stack[{len(op.args) + j}]->isTensor()" for j in range(len(op.returns))]
+        condition = "\n            && ".join(c for c in checks if c)
         call_args = ", ".join(["context"] + [f"a{i}" for i in range(len(op.args))])
         scope = (
             f"        {T}internal::EventTracerProfileOpScope scope(\n"
@@ -311,7 +354,8 @@ def generate_registration(ops: list[Op], profiling: bool, fault: Fault | None = 
             f"    {R}Kernel(\n"
             f'        "{op.name}",\n'
             f"        []({T}KernelRuntimeContext &context, {T}Span<{T}EValue *> stack) {{\n"
-            f"        if (stack.size() != {n_stack}) {{\n"
+            f"        if (stack.size() != {n_stack}\n"
+            f"            || !({condition or 'true'})) {{\n"
             f"            context.fail({T}Error::InvalidProgram);\n"
             f"            return;\n"
             f"        }}\n"

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The generated kernel wrappers check each argument's EValue tag before converting it:
+a verified program can still hand a kernel an int where it takes a tensor, and EValue's
+to<T>() would abort the firmware (found by tests/fuzz on the wheel's own registration)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from types import ModuleType
+
+import pytest
+from conftest import REPO
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "et_zephyr_gen", REPO / "zephyr/cmake/et_zephyr_gen.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["et_zephyr_gen"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+GEN = _generator()
+
+
+@pytest.mark.parametrize(
+    ("schema_type", "check"),
+    [
+        ("Tensor", "v->isTensor()"),
+        ("Tensor(a!)", "v->isTensor()"),
+        ("Tensor?", "(v->isNone() || v->isTensor())"),
+        ("int", "v->isInt()"),
+        ("SymInt", "v->isInt()"),
+        ("ScalarType?", "(v->isNone() || v->isInt())"),
+        ("float", "v->isDouble()"),
+        ("bool", "v->isBool()"),
+        ("Scalar", "v->isScalar()"),
+        ("int[]", "v->isIntList()"),
+        ("int[2]", "v->isIntList()"),
+        ("int[]?", "(v->isNone() || v->isIntList())"),
+        ("float[]", "v->isDoubleList()"),
+        ("Tensor[]", "v->isTensorList()"),
+        ("Tensor?[]", "v->isListOptionalTensor()"),
+    ],
+)
+def test_each_schema_type_gets_its_tag_check(schema_type: str, check: str) -> None:
+    assert GEN.arg_check(schema_type, "v") == check
+
+
+def test_a_wrapper_checks_every_argument_and_the_result_before_the_kernel() -> None:
+    args, returns = GEN.parse_schema(
+        "cortex_m::thing.out(Tensor input, int[] stride, int shift, Tensor? bias, *, "
+        "Tensor(a!) out) -> Tensor(a!)"
+    )
+    op = GEN.Op("cortex_m::thing.out", "", "cortex_m::native::thing_out", args, returns)
+    code = GEN.generate_registration([op], profiling=False)
+    checks = code[code.index("if (stack.size() != 6") : code.index("context.fail")]
+    for expected in (
+        "stack[0]->isTensor()",
+        "stack[1]->isIntList()",
+        "stack[2]->isInt()",
+        "(stack[3]->isNone() || stack[3]->isTensor())",
+        "stack[4]->isTensor()",
+        "stack[5]->isTensor()",
+    ):
+        assert expected in checks
+    assert code.index("context.fail") < code.index("stack[0]->to<")
