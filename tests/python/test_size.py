@@ -198,4 +198,4 @@ def test_registered_as_a_west_command() -> None:
 
     manifest = yaml.safe_load((REPO / "scripts/west-commands.yml").read_text())
     names = [c["name"] for entry in manifest["west-commands"] for c in entry["commands"]]
-    assert names == ["et-export", "et-size"]
+    assert names == ["et-export", "et-size", "et-compare"]
