@@ -23,6 +23,22 @@ components and to functions: HIST has one line per executed instruction
 address, '0x<address> <count>', e.g. from a QEMU TCG plugin run over one
 inference. What runs outside CMSIS-NN and et-zephyr's kernels is the framework
 overhead.
+
+With --count-instructions it makes that histogram itself: it builds the
+repository's QEMU TCG plugin (tools/insn_count) into BUILD_DIR/insn_count,
+runs the build's firmware with the board's own QEMU command line (the build's
+run_qemu target; QEMU boards only), counts every instruction executed from the
+first instruction of executorch::runtime::Method::execute() to its return in
+et_zephyr_run() -- one inference, with the interrupts that land in it -- for
+--windows inferences, writes BUILD_DIR/insn_count.hist (and the console to
+BUILD_DIR/insn_count.log), and prints the instructions of each inference and
+their attribution (summed over the inferences counted).
+
+examples:
+  et-size build                               flash and RAM by component
+  et-size build --count-instructions          ... and one inference's instructions under QEMU
+  et-size build --count-instructions --windows 5 --top 30
+  et-size build --instructions kws.hist       attribute a histogram made elsewhere
 """
 
 
@@ -46,6 +62,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="an instruction histogram to attribute to components and functions",
     )
     parser.add_argument(
+        "--count-instructions",
+        action="store_true",
+        help="run the firmware under QEMU with the instruction counter and attribute "
+        "what one inference (or --windows) executes",
+    )
+    parser.add_argument(
+        "--windows",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="with --count-instructions: inferences to count before QEMU is stopped (default: 1)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="with --count-instructions: give up after this long (default: 300)",
+    )
+    parser.add_argument(
+        "--start",
+        metavar="SYMBOL",
+        help="with --count-instructions: count from this function (or 0x<address>) instead "
+        "of Method::execute(); needs --end",
+    )
+    parser.add_argument(
+        "--end",
+        metavar="SYMBOL",
+        help="with --count-instructions: stop counting at this function or 0x<address> "
+        "(not counted)",
+    )
+    parser.add_argument(
         "--top",
         type=int,
         default=15,
@@ -56,8 +104,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="et-size", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="et-size",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     return add_arguments(parser)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> str:
@@ -65,15 +124,19 @@ def run(args: argparse.Namespace) -> str:
     from .instructions import attribute, read_histogram, render_split
     from .report import render_table, write_plot
 
+    _check_options(args)
     elf, linker_map = _build_files(args.build_dir)
     footprint = measure(elf, linker_map)
     other = measure(*_build_files(args.compare)) if args.compare else None
+    histogram, count_lines, windows = _histogram(args)
     split = None
-    if args.instructions:
-        split = attribute(read_histogram(args.instructions), elf, linker_map)
+    if histogram is not None:
+        split = attribute(read_histogram(histogram), elf, linker_map)
     document = footprint.to_json()
     if split is not None:
         document["instructions"] = split.to_json()
+        if windows:
+            document["instructions"]["windows"] = windows
     (args.build_dir / "size.json").write_text(json.dumps(document, indent=2) + "\n")
     write_plot(footprint, args.build_dir / "size.png", f"{elf}")
     if args.json:
@@ -82,9 +145,37 @@ def run(args: argparse.Namespace) -> str:
     files = f"wrote {args.build_dir / 'size.json'} and {args.build_dir / 'size.png'}"
     sections = [title, render_table(footprint, other)]
     if split is not None:
-        sections.append(f"executed instructions ({args.instructions})")
+        sections.extend(count_lines)
+        sections.append(f"executed instructions ({histogram})")
         sections.append(render_split(split, args.top))
     return "\n\n".join([*sections, files])
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    if args.count_instructions and args.instructions:
+        raise ExportError("give --instructions HIST or --count-instructions, not both")
+    if (args.start is None) != (args.end is None):
+        raise ExportError("--start and --end go together")
+    if args.start is not None and not args.count_instructions:
+        raise ExportError("--start and --end need --count-instructions")
+
+
+def _histogram(args: argparse.Namespace) -> tuple[Path | None, list[str], list[int]]:
+    """The histogram to attribute: given, or counted now under QEMU (with the lines that
+    tell the per-inference totals)."""
+    if not args.count_instructions:
+        return args.instructions, [], []
+    from .firmware_count import count_build
+    from .window_report import render_windows
+
+    window, count = count_build(
+        args.build_dir,
+        windows=args.windows,
+        timeout=args.timeout,
+        start=args.start,
+        end=args.end,
+    )
+    return count.histogram, [render_windows(window, count.windows)], count.windows
 
 
 def _build_files(build_dir: Path) -> tuple[Path, Path]:
