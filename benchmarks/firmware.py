@@ -1,0 +1,282 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Flash, RAM and instructions per inference of a model's firmware on QEMU boards.
+
+For each board: `west build` of benchmarks/firmware_app (the model exported at build time
+for the board's CPU, its first test input const in flash, no logging, nothing exposed),
+then the firmware under the board's QEMU with the repository's instruction counter
+(`et-size BUILD --count-instructions` does the same for any build), and one table row:
+flash and RAM (et-size's totals), instructions per inference, the share outside the
+kernels (everything but CMSIS-NN and et-zephyr's own kernels: ExecuTorch, the op wrappers,
+the registration, libc, Zephyr's interrupts in the inference), and the outputs' CRC-32
+and argmax, with whether the bytes equal the host reference's (et-export's test vector).
+
+    python3 benchmarks/firmware.py -b mps3/corstone300/an547 -b mps2/an521/cpu0
+    python3 benchmarks/firmware.py benchmarks/mlperf_tiny_models.py:resnet8 \\
+        -b mps3/corstone300/an547 --cmake-arg=-DCONFIG_TIMESLICING=n --cmake-arg=-DBENCH_INPUT=zeros
+
+Run it with the workspace's environment (ZEPHYR_BASE, the toolchain variables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+
+from et_zephyr.errors import ExportError  # noqa: E402
+from et_zephyr.size.firmware_count import count_build  # noqa: E402
+from et_zephyr.size.footprint import measure  # noqa: E402
+from et_zephyr.size.instructions import attribute, read_histogram  # noqa: E402
+from et_zephyr.table import format_table  # noqa: E402
+
+APP = REPO / "benchmarks" / "firmware_app"
+DEFAULT_MODEL = f"{REPO / 'samples' / 'kws' / 'model.py'}:kws"
+KERNELS = ("CMSIS-NN", "et-zephyr kernels")
+DONE = "BENCH_DONE"
+_OUTPUT = re.compile(r"^BENCH_OUTPUT (\d+) ([0-9a-f]*)\s*$", re.MULTILINE)
+_ARGMAX = re.compile(r"^BENCH_ARGMAX (\d+)\s*$", re.MULTILINE)
+
+
+@dataclass
+class Row:
+    board: str
+    build_dir: Path
+    flash: int = 0
+    ram: int = 0
+    windows: list[int] = field(default_factory=list)
+    by_component: dict[str, int] = field(default_factory=dict)
+    outputs: list[bytes] = field(default_factory=list)
+    argmax: int | None = None
+    host_equal: bool | None = None
+    error: str | None = None
+
+    @property
+    def instructions(self) -> int:
+        return self.windows[0] if self.windows else 0
+
+    @property
+    def outside_kernels(self) -> float:
+        total = sum(self.by_component.values())
+        kernels = sum(self.by_component.get(name, 0) for name in KERNELS)
+        return (total - kernels) / total if total else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "board": self.board,
+            "build_dir": str(self.build_dir),
+            "flash": self.flash,
+            "ram": self.ram,
+            "instructions_per_inference": self.windows,
+            "instructions_by_component": self.by_component,
+            "outside_kernels": self.outside_kernels,
+            "output_crc32": [f"{zlib.crc32(o):08x}" for o in self.outputs],
+            "argmax": self.argmax,
+            "host_reference_equal": self.host_equal,
+            "error": self.error,
+        }
+
+
+def build(model: str, board: str, build_dir: Path, workspace: Path, cmake_args: list[str]) -> None:
+    command = [
+        sys.executable, "-m", "west", "build", "-p", "always", "-b", board, "-d", str(build_dir),
+        str(APP), "--", f"-DBENCH_MODEL={model}", *cmake_args,
+    ]  # fmt: skip
+    log = build_dir.with_name(build_dir.name + ".build.log")
+    result = subprocess.run(
+        command, cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    log.write_text(result.stdout)
+    if result.returncode != 0:
+        overflow = re.search(r"region `(\w+)' overflowed by (\d+) bytes", result.stdout)
+        if overflow:
+            raise ExportError(
+                f"{board}'s {overflow.group(1)} is {overflow.group(2)} bytes too small ({log})"
+            )
+        errors = [line for line in result.stdout.splitlines() if "error" in line.lower()]
+        tail = errors[-1:] or [line for line in result.stdout.splitlines() if line.strip()][-1:]
+        raise ExportError(f"west build failed ({log}): {tail[0] if tail else 'no output'}")
+
+
+def reference_outputs(build_dir: Path) -> list[bytes]:
+    """The host reference's bytes of each output for the stored input (none for zeros)."""
+    cache = (build_dir / "CMakeCache.txt").read_text(errors="replace")
+    if re.search(r"^BENCH_INPUT:\w+=zeros$", cache, re.MULTILINE):
+        return []
+    found = sorted((build_dir / "et").glob("*/*.vectors.npz"))
+    if not found:
+        return []
+    vectors = np.load(found[0])
+    outputs = []
+    while f"output_{len(outputs)}_bytes" in vectors:
+        outputs.append(vectors[f"output_{len(outputs)}_bytes"][0].tobytes())
+    return outputs
+
+
+def measure_board(
+    model: str, board: str, build_dir: Path, workspace: Path, args: argparse.Namespace
+) -> Row:
+    row = Row(board, build_dir)
+    step = time.monotonic()
+    progress(f"{board}: building {build_dir} ...")
+    build(model, board, build_dir, workspace, args.cmake_arg)
+    elf, linker_map = build_dir / "zephyr" / "zephyr.elf", build_dir / "zephyr" / "zephyr.map"
+    footprint = measure(elf, linker_map)
+    row.flash, row.ram = footprint.flash_total, footprint.ram_total
+    progress(
+        f"{board}: built in {time.monotonic() - step:.0f} s ({row.flash:,} B flash, "
+        f"{row.ram:,} B RAM); counting under QEMU ..."
+    )
+    step = time.monotonic()
+    _, count = count_build(build_dir, windows=args.runs, timeout=args.timeout, until=DONE)
+    row.windows = count.windows
+    row.by_component = attribute(read_histogram(count.histogram), elf, linker_map).by_component
+    done = next((line for line in count.console.splitlines() if DONE in line), "")
+    if done.strip() != f"{DONE} ok":
+        log = count.histogram.with_suffix(".log")
+        raise ExportError(f"the firmware failed: {done.strip() or 'no ' + DONE} ({log})")
+    printed = {int(index): bytes.fromhex(data) for index, data in _OUTPUT.findall(count.console)}
+    row.outputs = [printed[index] for index in sorted(printed)]
+    argmax = _ARGMAX.search(count.console)
+    row.argmax = int(argmax.group(1)) if argmax else None
+    reference = reference_outputs(build_dir)
+    row.host_equal = row.outputs == reference if reference else None
+    progress(
+        f"{board}: {row.instructions:,} instructions per inference "
+        f"({time.monotonic() - step:.0f} s under QEMU)"
+    )
+    return row
+
+
+def render(rows: list[Row], model: str) -> str:
+    header = (
+        "board", "flash", "RAM", "instructions per inference", "outside the kernels",
+        "outputs (CRC-32)", "argmax", "= host reference",
+    )  # fmt: skip
+    table = [header]
+    for row in rows:
+        if row.error is not None:
+            table.append((row.board, "-", "-", "-", "-", "-", "-", f"error: {row.error}"))
+            continue
+        instructions = f"{row.instructions:,}"
+        if len(set(row.windows)) > 1:
+            instructions += f" ({min(row.windows):,}-{max(row.windows):,})"
+        table.append(
+            (
+                row.board,
+                f"{row.flash:,} B",
+                f"{row.ram:,} B",
+                instructions,
+                f"{100 * row.outside_kernels:.1f} %",
+                " ".join(f"{zlib.crc32(o):08x}" for o in row.outputs),
+                "-" if row.argmax is None else str(row.argmax),
+                {True: "yes", False: "NO", None: "-"}[row.host_equal],
+            )
+        )
+    lines = [f"model: {model}", *format_table(table, left=(0, 5, 7))]
+    return "\n".join(lines)
+
+
+def progress(message: str) -> None:
+    print(f"firmware.py: {message}", file=sys.stderr, flush=True)
+
+
+def default_workspace() -> Path | None:
+    base = os.environ.get("ZEPHYR_BASE")
+    return Path(base).resolve().parent if base else None
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="firmware.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "model",
+        nargs="?",
+        default=DEFAULT_MODEL,
+        help="the model as et-export takes it, path/to/file.py:factory "
+        "(default: samples/kws/model.py:kws)",
+    )
+    parser.add_argument(
+        "-b",
+        "--board",
+        action="append",
+        required=True,
+        help="a Zephyr board that runs on QEMU (repeat for several)",
+    )
+    parser.add_argument(
+        "--workspace",
+        type=Path,
+        default=default_workspace(),
+        help="the west workspace to build in (default: ZEPHYR_BASE's parent)",
+    )
+    parser.add_argument(
+        "--build-prefix",
+        default="build-firmware-",
+        help="build folders are WORKSPACE/<prefix><model>-<board> (default: build-firmware-)",
+    )
+    parser.add_argument(
+        "--cmake-arg",
+        action="append",
+        default=[],
+        metavar="-DNAME=VALUE",
+        help="passed to CMake after west build's '--', e.g. --cmake-arg=-DCONFIG_TIMESLICING=n "
+        "(repeat for several)",
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        help="inferences the firmware runs and the counter counts (CONFIG_BENCH_RUNS; default 1)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds per board under QEMU (default 600)"
+    )
+    parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
+    args = parser.parse_args(argv)
+    if args.workspace is None:
+        parser.error("no --workspace and no ZEPHYR_BASE: source the workspace's environment")
+    file, _, factory = args.model.rpartition(":")
+    if not file or not factory or not Path(file).is_file():
+        parser.error(f"MODEL must be 'path/to/file.py:factory', got '{args.model}'")
+    args.model = f"{Path(file).resolve()}:{factory}"
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    if args.runs > 1:
+        args.cmake_arg = [*args.cmake_arg, f"-DCONFIG_BENCH_RUNS={args.runs}"]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    factory = args.model.rpartition(":")[2]
+    rows = []
+    for number, board in enumerate(args.board, start=1):
+        progress(f"[{number}/{len(args.board)}] {board}")
+        build_dir = args.workspace / f"{args.build_prefix}{factory}-{board.replace('/', '_')}"
+        try:
+            rows.append(measure_board(args.model, board, build_dir, args.workspace, args))
+        except ExportError as error:
+            progress(f"{board}: error: {error}")
+            rows.append(Row(board, build_dir, error=str(error)))
+    print(render(rows, args.model))
+    if args.json:
+        args.json.write_text(json.dumps([row.to_json() for row in rows], indent=2) + "\n")
+    return 1 if any(row.error for row in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * The benchmark firmware: set the stored input, run the model CONFIG_BENCH_RUNS
+ * times, print every output's bytes ("BENCH_OUTPUT <output> <hex>"), the argmax
+ * of a float output 0 ("BENCH_ARGMAX <index>") and "BENCH_DONE ok" (or the
+ * failing call's status). benchmarks/firmware.py counts the instructions of each
+ * inference under QEMU and compares the printed bytes with the host reference.
+ */
+
+#include <stdbool.h>
+
+#include <zephyr/kernel.h>
+#include <zephyr/sys/printk.h>
+
+#include <et_zephyr/et_zephyr.h>
+
+#include BENCH_MODEL_HEADER
+#include "bench_input.h"
+
+static struct et_zephyr_model model;
+
+static void print_output(int index, const struct et_zephyr_tensor_info *out) {
+    static const char digits[] = "0123456789abcdef";
+    const uint8_t *bytes = out->data;
+    char chunk[65];
+    size_t n = 0;
+
+    printk("BENCH_OUTPUT %d ", index);
+    for (size_t i = 0; i < out->nbytes; i++) {
+        chunk[n++] = digits[bytes[i] >> 4];
+        chunk[n++] = digits[bytes[i] & 0xfU];
+        if (n == sizeof(chunk) - 1 || i + 1 == out->nbytes) {
+            chunk[n] = '\0';
+            printk("%s", chunk);
+            n = 0;
+        }
+    }
+    printk("\n");
+}
+
+static int fail(const char *what, int rc) {
+    printk("BENCH_DONE %s: %s\n", what, et_zephyr_status_str(rc));
+    return 0;
+}
+
+int main(void) {
+    int rc = et_zephyr_init(&model, &BENCH_MODEL_CONFIG);
+
+    if (rc != ET_ZEPHYR_OK) {
+        return fail("et_zephyr_init", rc);
+    }
+    for (int i = 0; i < BENCH_NUM_INPUTS; i++) {
+        rc = et_zephyr_set_input(&model, i, bench_inputs[i].data, bench_inputs[i].size);
+        if (rc != ET_ZEPHYR_OK) {
+            return fail("et_zephyr_set_input", rc);
+        }
+    }
+    for (int run = 0; run < CONFIG_BENCH_RUNS; run++) {
+        rc = et_zephyr_run(&model);
+        if (rc != ET_ZEPHYR_OK) {
+            return fail("et_zephyr_run", rc);
+        }
+    }
+    for (size_t o = 0; o < et_zephyr_num_outputs(&model); o++) {
+        struct et_zephyr_tensor_info out;
+
+        rc = et_zephyr_output_info(&model, o, &out);
+        if (rc != ET_ZEPHYR_OK) {
+            return fail("et_zephyr_output_info", rc);
+        }
+        print_output((int)o, &out);
+        if (o == 0 && out.dtype == ET_ZEPHYR_DTYPE_FLOAT32 && out.numel > 0) {
+            const float *y = out.data;
+            size_t best = 0;
+
+            for (size_t i = 1; i < out.numel; i++) {
+                best = y[i] > y[best] ? i : best;
+            }
+            printk("BENCH_ARGMAX %u\n", (unsigned int)best);
+        }
+    }
+    printk("BENCH_DONE ok\n");
+    return 0;
+}
