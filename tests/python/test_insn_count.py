@@ -16,6 +16,7 @@ tests skip, except in CI (CI set), where they fail.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import textwrap
@@ -300,3 +301,36 @@ def test_et_size_refuses_a_build_without_qemu(
         qemu_module.qemu_command(build)
     assert et_size_main([str(build), "--start", "f"]) == 1
     assert "error: --start and --end go together" in capsys.readouterr().err
+
+
+def test_et_size_counts_a_qemu_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`et-size BUILD --count-instructions` end to end on a build folder laid out as
+    Zephyr's: the ELF and map under zephyr/, a run_qemu target in build.ninja."""
+    _need_tools()
+    if shutil.which("ninja") is None:
+        pytest.skip("needs ninja")
+    build = tmp_path / "build"
+    elf = build_program(build / "zephyr", loops=100, calls=3, spin=True)
+    (build / "zephyr" / "program.map").rename(build / "zephyr" / "zephyr.map")
+    elf = elf.rename(build / "zephyr" / "zephyr.elf")
+    argv = " ".join(qemu(elf).argv)
+    (build / "build.ninja").write_text(
+        f"rule run\n  command = cd {build} && {argv}\n  pool = console\nbuild run_qemu: run\n"
+    )
+    options = [
+        "--count-instructions",
+        "--windows",
+        "2",
+        "--start",
+        "counted",
+        "--end",
+        "after_call",
+    ]
+    assert et_size_main([str(build), *options, "--top", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "instructions per inference (counted to after_call" in printed
+    for window in (1, 2):
+        assert re.search(rf"^{window}\s+{expected_per_window(100)}$", printed, re.MULTILINE)
+    assert re.search(rf"^total\s+{2 * expected_per_window(100):,}\s+100.0 %$", printed, re.M)
+    assert read_windows(build / "insn_count.hist") == [expected_per_window(100)] * 2
+    assert (build / "insn_count" / "libinsn_count.so").is_file()

@@ -57,9 +57,9 @@ def inference_window(elf_path: Path) -> Window:
 
 
 def symbol_window(elf_path: Path, start: str, end: str) -> Window:
-    """A window between two symbols or addresses ("0x1000" or a function's name)."""
+    """A window between two symbols or addresses ("0x1000", a function's or a label's name)."""
     with elf_path.open("rb") as stream:
-        functions = _functions(ELFFile(stream), elf_path)
+        functions = _functions(ELFFile(stream), elf_path, labels=True)
     return Window(
         _address(start, functions, elf_path),
         _address(end, functions, elf_path),
@@ -89,15 +89,21 @@ def call_sites(code: bytes, address: int, target: int) -> list[int]:
     return sites
 
 
-def _functions(elf: ELFFile, elf_path: Path) -> dict[str, tuple[int, int]]:
+def _functions(elf: ELFFile, elf_path: Path, *, labels: bool = False) -> dict[str, tuple[int, int]]:
+    """(address, size) of each function symbol; with `labels`, of untyped code labels
+    too (a function of the same name wins)."""
     symbols = elf.get_section_by_name(".symtab")
     if not isinstance(symbols, SymbolTableSection):
         raise ExportError(f"{elf_path} has no symbol table")
-    return {
-        symbol.name: (symbol["st_value"] & ~1, symbol["st_size"])
-        for symbol in symbols.iter_symbols()
-        if symbol["st_info"]["type"] == "STT_FUNC" and symbol.name
-    }
+    kinds = ("STT_FUNC", "STT_NOTYPE") if labels else ("STT_FUNC",)
+    found: dict[str, tuple[int, int]] = {}
+    for symbol in symbols.iter_symbols():
+        kind = symbol["st_info"]["type"]
+        if kind not in kinds or not symbol.name or symbol["st_shndx"] == "SHN_UNDEF":
+            continue
+        if kind == "STT_FUNC" or symbol.name not in found:
+            found[symbol.name] = (symbol["st_value"] & ~1, symbol["st_size"])
+    return found
 
 
 def _code(elf: ELFFile, address: int, size: int) -> bytes:
