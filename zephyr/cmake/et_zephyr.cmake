@@ -336,6 +336,21 @@ function(et_zephyr_add_model target)
     list(APPEND _gen_args --kernel-override cortex_m::quantized_depthwise_conv2d.out
          et_zephyr::native::quantized_depthwise_conv2d_out ${_depthwise})
   endif()
+  if(CONFIG_ET_ZEPHYR_CONV_DSP)
+    set(_conv ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/conv_dsp.cpp)
+    list(APPEND _own_kernels ${_conv})
+    # Its inner loop, called from the kernel: not a kernel of its own.
+    list(APPEND _own_kernel_asm ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/conv_sums_dsp.S)
+    list(APPEND _gen_args --kernel-override cortex_m::quantized_conv2d.out
+         et_zephyr::native::quantized_conv2d_out ${_conv})
+  endif()
+  if(CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_DSP)
+    set(_depthwise ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_conv_dsp.cpp)
+    list(APPEND _own_kernels ${_depthwise})
+    list(APPEND _own_kernel_asm ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_sums_dsp.S)
+    list(APPEND _gen_args --kernel-override cortex_m::quantized_depthwise_conv2d.out
+         et_zephyr::native::quantized_depthwise_conv2d_out ${_depthwise})
+  endif()
   list(APPEND _gen_args
        "--model-section=${CONFIG_ET_ZEPHYR_MODEL_SECTION}"
        "--arena-section=${CONFIG_ET_ZEPHYR_ARENA_SECTION}"

@@ -25,6 +25,8 @@ def count_build(
     """Run BUILD_DIR's firmware under its board's QEMU with the counter (built into
     BUILD_DIR/insn_count) over `windows` inferences; the histogram goes to
     BUILD_DIR/insn_count.hist, the console to BUILD_DIR/insn_count.log."""
+    # QEMU runs in the board's own working directory: every path it gets is absolute.
+    build_dir = build_dir.resolve()
     elf = build_dir / "zephyr" / "zephyr.elf"
     command = qemu_command(build_dir)
     if start is not None or end is not None:
@@ -36,7 +38,7 @@ def count_build(
         command,
         plugin,
         window,
-        build_dir.resolve() / HISTOGRAM,
+        build_dir / HISTOGRAM,
         windows=windows,
         until=until,
         timeout=timeout,

@@ -1,0 +1,291 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * cortex_m::quantized_conv2d.out for the DSP extension (Cortex-M4, M7, M33),
+ * for convolutions whose patch (kernel height x width x input channels) is a
+ * multiple of 4 and at most 64 values: pointwise layers of up to 64 input
+ * channels, and small first layers such as KWS's 10x4 window on one channel.
+ *
+ * CMSIS-NN (arm_nn_mat_mult_nt_t_s8, arm_nn_mat_mult_kernel_s8_s16) computes
+ * 2 pixels x 2 channels at a time and sign-extends every input word again for
+ * each pair of channels; its requantization takes about 20 instructions an
+ * output. Here the patches of 4 pixels are sign-extended once, with the input
+ * offset added, into a buffer on the stack; every channel's weights then run
+ * over them in the assembly loop of conv_sums_dsp.S (13 instructions for 16
+ * multiply-accumulates), and the sums are requantized in 5 instructions
+ * (requantize_dsp.h). The sums are the exact integer sums and the
+ * requantization is CMSIS-NN's: outputs are bit-identical to the upstream
+ * kernel's. Other convolutions, and channels whose requantization the short
+ * form does not cover exactly, go to the upstream kernel.
+ */
+
+#include <arm_acle.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch/runtime/kernel/kernel_runtime_context.h>
+
+#include "conv_checks.h"
+#include "requantize_dsp.h"
+
+using et_zephyr::native::all_equal;
+using et_zephyr::native::channel_is_exact;
+using et_zephyr::native::channel_requantization;
+using et_zephyr::native::ChannelRequantization;
+using et_zephyr::native::has_int8_types;
+using et_zephyr::native::is_channels_last;
+using et_zephyr::native::requantize;
+using et_zephyr::native::requantize_clamped;
+using torch::executor::ArrayRef;
+using torch::executor::KernelRuntimeContext;
+using torch::executor::Tensor;
+
+/* lib/src/kernels/conv_sums_dsp.S */
+extern "C" void et_zephyr_conv_sums_dsp(const int32_t *patch, const int8_t *weights, int32_t steps,
+                                        int32_t channels, int32_t *sums);
+
+namespace cortex_m::native {
+/* The upstream kernel (backends/cortex_m/ops/op_quantized_conv2d.cpp). */
+Tensor &quantized_conv2d_out(KernelRuntimeContext &, const Tensor &, const Tensor &,
+                             const std::optional<Tensor> &, ArrayRef<int64_t>, ArrayRef<int64_t>,
+                             ArrayRef<int64_t>, int64_t, int64_t, const Tensor &, const Tensor &,
+                             int64_t, int64_t, const Tensor &, Tensor &);
+} // namespace cortex_m::native
+
+namespace {
+
+/* Pixels whose patches the assembly loop takes at once. */
+constexpr int32_t kPixels = 4;
+/* Depth values a step of the assembly loop takes. */
+constexpr int32_t kStep = 4;
+/* The deepest patch: 4 pixels' sign-extended patches are 512 bytes of stack. */
+constexpr int32_t kMaxDepth = 64;
+/* Channels summed per call of the assembly loop (their sums: 256 bytes of stack). */
+constexpr int32_t kChannelChunk = 16;
+/* The largest |x + input_offset| * |weight|. */
+constexpr int32_t kLargestProduct = 255 * 128;
+
+struct Conv {
+    const int8_t *input;
+    const int8_t *weights;
+    const int32_t *bias;
+    const int32_t *multipliers;
+    const int32_t *shifts;
+    int8_t *out;
+    int32_t in_height;
+    int32_t in_width;
+    int32_t in_channels;
+    int32_t kernel_height;
+    int32_t kernel_width;
+    int32_t stride_y;
+    int32_t stride_x;
+    int32_t pad_y;
+    int32_t pad_x;
+    int32_t out_width;
+    int32_t pixels;
+    int32_t channels;
+    int32_t depth;
+    int32_t input_offset;
+    int32_t output_offset;
+    int32_t activation_min;
+    int32_t activation_max;
+
+    bool is_pointwise() const {
+        return kernel_height == 1 && kernel_width == 1 && pad_y == 0 && pad_x == 0;
+    }
+};
+
+/* The convolution this kernel handles, or false (then the upstream kernel runs). */
+bool handled(const Tensor &input, const Tensor &weight, const std::optional<Tensor> &bias,
+             ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+             const Tensor &multipliers, const Tensor &shifts, const Tensor &out, Conv *k) {
+    if (input.dim() != 4 || weight.dim() != 4 || out.dim() != 4 || input.size(0) != 1 ||
+        out.size(0) != 1 || !all_equal(dilation, 1) || stride.size() != 2 || padding.size() != 2 ||
+        stride[0] < 1 || stride[1] < 1 || padding[0] < 0 || padding[1] < 0) {
+        return false;
+    }
+    /* One input channel: both dim orders are the same bytes. */
+    if (!has_int8_types(input, weight, bias, multipliers, shifts, out) ||
+        (input.size(1) != 1 && !is_channels_last(input)) || !is_channels_last(out)) {
+        return false;
+    }
+    const int64_t channels = out.size(1);
+    /* Weights are [C_out, H, W, C_in] (OHWI), contiguous. */
+    const int64_t depth = weight.size(1) * weight.size(2) * weight.size(3);
+    if (weight.size(0) != channels || weight.size(3) != input.size(1) || depth % kStep != 0 ||
+        depth > kMaxDepth || multipliers.numel() != channels || shifts.numel() != channels ||
+        (bias.has_value() && bias->numel() != channels)) {
+        return false;
+    }
+    k->in_channels = static_cast<int32_t>(input.size(1));
+    k->in_height = static_cast<int32_t>(input.size(2));
+    k->in_width = static_cast<int32_t>(input.size(3));
+    k->kernel_height = static_cast<int32_t>(weight.size(1));
+    k->kernel_width = static_cast<int32_t>(weight.size(2));
+    k->stride_y = static_cast<int32_t>(stride[0]);
+    k->stride_x = static_cast<int32_t>(stride[1]);
+    k->pad_y = static_cast<int32_t>(padding[0]);
+    k->pad_x = static_cast<int32_t>(padding[1]);
+    const int32_t out_height = static_cast<int32_t>(out.size(2));
+    k->out_width = static_cast<int32_t>(out.size(3));
+    if (out_height < 1 || k->out_width < 1 ||
+        out_height != (k->in_height + 2 * k->pad_y - k->kernel_height) / k->stride_y + 1 ||
+        k->out_width != (k->in_width + 2 * k->pad_x - k->kernel_width) / k->stride_x + 1) {
+        return false;
+    }
+    k->pixels = out_height * k->out_width;
+    k->channels = static_cast<int32_t>(channels);
+    k->depth = static_cast<int32_t>(depth);
+    k->input = input.const_data_ptr<int8_t>();
+    k->weights = weight.const_data_ptr<int8_t>();
+    k->bias = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
+    k->multipliers = multipliers.const_data_ptr<int32_t>();
+    k->shifts = shifts.const_data_ptr<int32_t>();
+    k->out = out.mutable_data_ptr<int8_t>();
+    for (int32_t c = 0; c < k->channels; c++) {
+        if (!channel_is_exact(k->multipliers[c], k->shifts[c], k->bias != nullptr ? k->bias[c] : 0,
+                              k->depth * kLargestProduct)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Pixel p's patch (depth int8 values), the padding filled with the input's
+ * zero point: a pointer into the input for pointwise layers, else gathered. */
+const int8_t *patch_of(const Conv &k, int32_t p, int8_t *gathered) {
+    const int32_t oy = p / k.out_width;
+    const int32_t ox = p - oy * k.out_width;
+    const int32_t y0 = oy * k.stride_y - k.pad_y;
+    const int32_t x0 = ox * k.stride_x - k.pad_x;
+    if (k.is_pointwise()) {
+        return k.input + (y0 * k.in_width + x0) * k.in_channels;
+    }
+    const int8_t zero_point = static_cast<int8_t>(-k.input_offset);
+    int8_t *dst = gathered;
+    for (int32_t ky = 0; ky < k.kernel_height; ky++) {
+        const int32_t iy = y0 + ky;
+        for (int32_t kx = 0; kx < k.kernel_width; kx++) {
+            const int32_t ix = x0 + kx;
+            const bool inside = iy >= 0 && iy < k.in_height && ix >= 0 && ix < k.in_width;
+            const int8_t *src = k.input + (iy * k.in_width + ix) * k.in_channels;
+            for (int32_t c = 0; c < k.in_channels; c++) {
+                *dst++ = inside ? src[c] : zero_point;
+            }
+        }
+    }
+    return gathered;
+}
+
+/* The patches of pixels first .. first + 3 (the last pixel repeated past the
+ * end), sign-extended with the input offset added, in the assembly loop's
+ * order: per step, per pixel, {x0, x2} and {x1, x3}. */
+void fill_patches(const Conv &k, int32_t first, int32_t *patches) {
+    const uint32_t offset_pair = (static_cast<uint32_t>(k.input_offset) & 0xFFFFU) * 0x10001U;
+    int8_t gathered[kMaxDepth];
+    for (int32_t i = 0; i < kPixels; i++) {
+        const int32_t p = first + i < k.pixels ? first + i : k.pixels - 1;
+        const int8_t *src = patch_of(k, p, gathered);
+        int32_t *dst = patches + 2 * i;
+        for (int32_t d = 0; d < k.depth; d += kStep) {
+            uint32_t raw;
+            memcpy(&raw, src + d, sizeof(raw));
+            dst[0] = static_cast<int32_t>(__sxtab16(offset_pair, raw));
+            dst[1] = static_cast<int32_t>(__sxtab16(offset_pair, (raw >> 8) | (raw << 24)));
+            dst += 2 * kPixels;
+        }
+    }
+}
+
+/* One output from its sum; kClamp when the activation range is narrower
+ * than int8. */
+template <bool kClamp>
+__attribute__((always_inline)) inline int8_t output(int32_t sum, const ChannelRequantization &q,
+                                                    int32_t activation_min,
+                                                    int32_t activation_max) {
+    return kClamp ? requantize_clamped(sum, q, activation_min, activation_max)
+                  : static_cast<int8_t>(requantize(sum, q));
+}
+
+/* Outputs of pixels first .. first + count - 1 for channels c0 .. c0 + n - 1
+ * from their sums. */
+template <bool kClamp>
+void store_outputs(const Conv &k, int32_t first, int32_t count, int32_t c0, int32_t n,
+                   const int32_t (*sums)[kPixels]) {
+    /* Copies: the int8 stores could alias k. */
+    const int32_t stride = k.channels;
+    const int32_t output_offset = k.output_offset;
+    const int32_t activation_min = k.activation_min;
+    const int32_t activation_max = k.activation_max;
+    const int32_t *const multipliers = k.multipliers + c0;
+    const int32_t *const shifts = k.shifts + c0;
+    const int32_t *const biases = k.bias != nullptr ? k.bias + c0 : nullptr;
+    int8_t *o = k.out + first * stride + c0;
+    for (int32_t i = 0; i < n; i++, o++) {
+        const ChannelRequantization q =
+            channel_requantization(multipliers[i], shifts[i], output_offset);
+        const int32_t bias = biases != nullptr ? biases[i] : 0;
+        const int32_t *sum = sums[i];
+        if (count == kPixels) {
+            o[0] = output<kClamp>(sum[0] + bias, q, activation_min, activation_max);
+            o[stride] = output<kClamp>(sum[1] + bias, q, activation_min, activation_max);
+            o[2 * stride] = output<kClamp>(sum[2] + bias, q, activation_min, activation_max);
+            o[3 * stride] = output<kClamp>(sum[3] + bias, q, activation_min, activation_max);
+            continue;
+        }
+        for (int32_t p = 0; p < count; p++) {
+            o[p * stride] = output<kClamp>(sum[p] + bias, q, activation_min, activation_max);
+        }
+    }
+}
+
+template <bool kClamp> void convolve(const Conv &k) {
+    alignas(8) int32_t patches[kMaxDepth / kStep * kPixels * 2];
+    int32_t sums[kChannelChunk][kPixels];
+    for (int32_t first = 0; first < k.pixels; first += kPixels) {
+        const int32_t count = k.pixels - first < kPixels ? k.pixels - first : kPixels;
+        fill_patches(k, first, patches);
+        for (int32_t c0 = 0; c0 < k.channels; c0 += kChannelChunk) {
+            const int32_t n = k.channels - c0 < kChannelChunk ? k.channels - c0 : kChannelChunk;
+            et_zephyr_conv_sums_dsp(patches, k.weights + c0 * k.depth, k.depth / kStep, n,
+                                    &sums[0][0]);
+            store_outputs<kClamp>(k, first, count, c0, n, sums);
+        }
+    }
+}
+
+} // namespace
+
+namespace et_zephyr::native {
+
+Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
+                             const Tensor &weight, const std::optional<Tensor> &bias,
+                             ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                             ArrayRef<int64_t> dilation, int64_t input_offset,
+                             int64_t output_offset, const Tensor &requantize_multipliers,
+                             const Tensor &requantize_shifts, int64_t activation_min,
+                             int64_t activation_max, const Tensor &scratch, Tensor &out) {
+    Conv k{};
+    if (!handled(input, weight, bias, stride, padding, dilation, requantize_multipliers,
+                 requantize_shifts, out, &k)) {
+        return cortex_m::native::quantized_conv2d_out(context, input, weight, bias, stride, padding,
+                                                      dilation, input_offset, output_offset,
+                                                      requantize_multipliers, requantize_shifts,
+                                                      activation_min, activation_max, scratch, out);
+    }
+    k.input_offset = static_cast<int32_t>(input_offset);
+    k.output_offset = static_cast<int32_t>(output_offset);
+    k.activation_min = static_cast<int32_t>(activation_min);
+    k.activation_max = static_cast<int32_t>(activation_max);
+    if (k.activation_min <= INT8_MIN && k.activation_max >= INT8_MAX) {
+        convolve<false>(k);
+    } else {
+        convolve<true>(k);
+    }
+    return out;
+}
+
+} // namespace et_zephyr::native

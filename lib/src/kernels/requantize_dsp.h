@@ -1,0 +1,83 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * CMSIS-NN's per-channel requantization (arm_nn_requantize, double rounding),
+ * output offset and clamp for et-zephyr's DSP-extension kernels, in five
+ * instructions instead of about twenty.
+ *
+ * CMSIS-NN computes, for a channel with multiplier m >= 0 and right shift
+ * rs = -shift >= 1:
+ *   x = (sum * m + 2^30) >> 31                 (arm_nn_doubling_high_mult_no_sat)
+ *   y = x / 2^rs, midpoints away from zero     (arm_nn_divide_by_power_of_two)
+ *   out = clamp(y + output_offset)
+ * Here x + R, with R = 2^(rs - 1) + output_offset * 2^rs, is one SMMLAR of
+ * 2 * sum and m ((2 * sum * m + R * 2^32 + 2^31) >> 32); rounding negative
+ * values down at the midpoint is the -1 of sum < 0 (x < 0 exactly when
+ * sum < 0, except x = 0, where both give 0); then one arithmetic shift by rs
+ * and a saturation to int8. Equal to CMSIS-NN's for every sum while
+ * |sum| < 2^29 (then 2 * sum and every intermediate fit 32 bits), rs in 1..23
+ * (R fits) and m >= 0; channel_is_exact() checks that for a channel, from a
+ * bound on its sums, before a kernel takes a call.
+ */
+
+#ifndef ET_ZEPHYR_KERNELS_REQUANTIZE_DSP_H_
+#define ET_ZEPHYR_KERNELS_REQUANTIZE_DSP_H_
+
+#include <arm_acle.h>
+#include <stdint.h>
+
+namespace et_zephyr::native {
+
+/* The largest |sum| the requantization below is exact for. */
+constexpr int32_t kExactSumBound = (1 << 29) - 1;
+
+/* Whether channel_requantization() is exact for every sum of a channel whose
+ * sums are at most sum_bound from its bias. */
+inline bool channel_is_exact(int32_t multiplier, int32_t shift, int32_t bias, int32_t sum_bound) {
+    const int64_t largest = static_cast<int64_t>(bias < 0 ? -static_cast<int64_t>(bias) : bias) +
+                            static_cast<int64_t>(sum_bound);
+    return multiplier >= 0 && shift <= -1 && shift >= -23 && largest <= kExactSumBound;
+}
+
+/* One channel's requantization as the five instructions take it. */
+struct ChannelRequantization {
+    int32_t multiplier;
+    int32_t rounding; /* 2^(rs - 1) + output_offset * 2^rs */
+    int32_t right_shift;
+};
+
+inline ChannelRequantization channel_requantization(int32_t multiplier, int32_t shift,
+                                                    int32_t output_offset) {
+    /* 2^(rs - 1) + output_offset * 2^rs = (1 + 2 output_offset) * 2^(rs - 1),
+     * and rs - 1 = ~shift. */
+    return {multiplier,
+            static_cast<int32_t>(static_cast<uint32_t>(1 + 2 * output_offset) << ~shift), -shift};
+}
+
+/* The sum's output, saturated to int8 (the clamp to the activation range,
+ * when narrower, is the caller's). */
+__attribute__((always_inline)) inline int32_t requantize(int32_t sum,
+                                                         const ChannelRequantization &q) {
+    int32_t scaled;
+    __asm__("smmlar %0, %1, %2, %3"
+            : "=r"(scaled)
+            : "r"(sum * 2), "r"(q.multiplier), "r"(q.rounding));
+    return __ssat((scaled + (sum >> 31)) >> q.right_shift, 8);
+}
+
+/* requantize() clamped to [activation_min, activation_max]. */
+__attribute__((always_inline)) inline int8_t requantize_clamped(int32_t sum,
+                                                                const ChannelRequantization &q,
+                                                                int32_t activation_min,
+                                                                int32_t activation_max) {
+    int32_t out = requantize(sum, q);
+    out = out < activation_min ? activation_min : out;
+    out = out > activation_max ? activation_max : out;
+    return static_cast<int8_t>(out);
+}
+
+} // namespace et_zephyr::native
+
+#endif /* ET_ZEPHYR_KERNELS_REQUANTIZE_DSP_H_ */
