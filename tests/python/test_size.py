@@ -98,6 +98,10 @@ def test_known_bytes_land_in_their_components(firmware: Path) -> None:
             "et-zephyr kernels",
         ),
         ("app/libapp.a(pointwise_conv_mve.cpp.obj)", ".text._Z1fv", "et-zephyr kernels"),
+        # The DSP-extension kernels' assembly and their helpers in anonymous namespaces.
+        ("app/libapp.a(conv_sums_dsp.S.obj)", ".text", "et-zephyr kernels"),
+        ("", ".text.et_zephyr_depthwise_sums_dsp", "et-zephyr kernels"),
+        ("app/libapp.a(depthwise_conv_dsp.cpp.obj)", ".text._Z1fv", "et-zephyr kernels"),
         ("app/libapp.a(arm_nn_mat_mult_nt_t_s8.c.obj)", ".text.arm_nn_mat", "CMSIS-NN"),
     ],
 )
