@@ -146,9 +146,10 @@ bool handled(const Tensor &input, const Tensor &weight, const std::optional<Tens
 }
 
 /* Channel c's plane rows for padded input rows first .. first + rows - 1:
- * x + input_offset as int16. The padding columns are the same for every
- * channel and strip: zeroed once by convolve(), never written here; rows
- * of padding are zeroed whole. */
+ * x + input_offset as int16. The padding is the same for every channel:
+ * zeroed once by convolve() and never written here, except that with several
+ * strips a plane row holds input in one and padding in another: such rows
+ * are zeroed again. */
 void fill_plane(const Depthwise &k, int32_t c, int32_t first, int32_t rows, int16_t *plane) {
     /* Copies: the stores could alias k. */
     const int32_t row_values = k.row_values();
@@ -159,7 +160,9 @@ void fill_plane(const Depthwise &k, int32_t c, int32_t first, int32_t rows, int1
         int16_t *dst = plane + r * row_values;
         const int32_t iy = first + r - k.pad_y;
         if (iy < 0 || iy >= k.in_height) {
-            memset(dst, 0, sizeof(int16_t) * static_cast<size_t>(row_values));
+            if (k.strip_rows() < k.out_height) {
+                memset(dst, 0, sizeof(int16_t) * static_cast<size_t>(row_values));
+            }
             continue;
         }
         dst += k.pad_x;
