@@ -22,7 +22,7 @@ from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
-from . import layers, npu, pipeline, test_inputs
+from . import dim_orders, layers, npu, pipeline, test_inputs
 from .analysis import mac_totals, operator_stats, portable_mac_operators
 from .artifacts import Artifacts, TestVectors, build_artifacts
 from .calibration import load_calibration_file, random_calibration
@@ -139,6 +139,7 @@ def _lower(
     pipeline.remove_noop_pads(lowered)
     pipeline.convolve_single_channel_inputs(lowered, target)
     pipeline.drop_unused_constants(lowered)
+    dim_orders.default_dim_order_for_portable(lowered)
     check_kernels(lowered)
     exposed = pipeline.expose_activations(lowered, options.expose_activations)
     io = program_io(lowered)

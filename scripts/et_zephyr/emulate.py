@@ -7,7 +7,8 @@ in shared arenas (so a wrong memory plan corrupts results here as it would on
 the device), constants come from the program's segment, and each operator runs
 its host implementation (the device's arithmetic for cortex_m::*: ExecuTorch's
 Python, or et_zephyr.reference's where that is not exact; ATen for portable
-operators).
+operators, on tensors in the default dim order only: the device's portable
+kernels assume it, so the emulation refuses others).
 """
 
 from __future__ import annotations
@@ -121,6 +122,8 @@ def _call(plan: ExecutionPlan, call: KernelCall, values: list[object]) -> None:
     packet = getattr(getattr(torch.ops, namespace), name)
     out_overload = getattr(packet, operator.overload)
     schema = out_overload._schema
+    if namespace == "aten":
+        _check_default_dim_orders(plan, call, operator.name)
     arguments = [values[index] for index in call.args]
     kwargs = {}
     positional = []
@@ -138,6 +141,22 @@ def _call(plan: ExecutionPlan, call: KernelCall, values: list[object]) -> None:
         out.copy_(result)
     else:
         out_overload(*positional, **kwargs)
+
+
+def _check_default_dim_orders(plan: ExecutionPlan, call: KernelCall, name: str) -> None:
+    """ATen honours any dim order; the portable kernels index by the default one (a
+    channels-last tensor makes them compute other bytes or refuse the call), so a
+    tensor in another order is where the host and the device part."""
+    for index in call.args:
+        value = plan.values[index].val
+        items = value.items if isinstance(value, TensorList) else [index]
+        for item in items:
+            tensor = plan.values[item].val
+            if isinstance(tensor, Tensor) and list(tensor.dim_order) != sorted(tensor.dim_order):
+                raise ExportError(
+                    f"{name}: a portable kernel given a tensor of shape {list(tensor.sizes)} "
+                    f"in dim order {list(tensor.dim_order)}; it assumes the default order"
+                )
 
 
 def _typed(kind: torch.Type, value: object) -> object:

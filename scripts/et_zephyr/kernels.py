@@ -27,6 +27,8 @@ def available_kernels() -> frozenset[str]:
     portable = (_PACKAGE / "kernels/portable/functions.yaml").read_text()
     cortex_m = (_PACKAGE / "backends/cortex_m/ops/operators.yaml").read_text()
     names = {f"aten::{name}" for name in re.findall(r"^- op: (\S+)", portable, re.M)}
+    # The dim-order conversions (dim_order_ops::_to_dim_order_copy.out, ...): portable too.
+    names |= set(re.findall(r"^- func: (dim_order_ops::[\w.]+)\(", portable, re.M))
     names |= set(re.findall(r"^- func: (cortex_m::[\w.]+)\(", cortex_m, re.M))
     return frozenset(names)
 

@@ -3,7 +3,7 @@
 
 prepare_model -> capture_graph -> fold_batch_norm -> quantize -> to_edge_dialect
 -> lower_to_cortex_m -> remove_noop_pads -> convolve_single_channel_inputs
--> drop_unused_constants
+-> drop_unused_constants -> default_dim_order_for_portable (dim_orders.py)
 -> check_kernels (kernels.py) -> expose_activations (if asked)
 -> run_on_host (the reference) -> plan_and_serialize -> compact_program (compaction.py)
 """
