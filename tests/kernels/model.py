@@ -3,11 +3,15 @@
 
 Every branch is an output of its own, so a wrong byte shows which shape broke:
 3x3 depthwise with and without padding, bias and ReLU, outputs that are not a
-multiple of the kernel's 4-pixel blocks, a stride-2 depthwise (upstream
-kernel), and pointwise convolutions whose depth is (own kernel) or is not
-(upstream kernel) a multiple of 16, with an odd number of output channels and
-with a depth beyond the kernel's paired path. The weights are seeded: every
-export gives the same program and the same test vectors.
+multiple of the kernels' 4-pixel blocks or 2-pixel pairs, a stride-2 depthwise
+(upstream kernel), rows wide enough for the DSP kernel's strips and too wide
+for it, and pointwise convolutions whose depth is (own kernels) or is not a
+multiple of 16 (Helium: upstream kernel; DSP: an odd count of 4-value steps),
+with an odd number of output channels, more channels than the DSP kernel sums
+at once, and a depth beyond both kernels' limits; and, for the DSP kernel,
+small convolutions: a strided window on one input channel (KWS's first layer)
+and a padded 3x3 on four. The weights are seeded: every export gives the same
+program and the same test vectors.
 """
 
 from __future__ import annotations
@@ -32,6 +36,12 @@ class ConvShapes(nn.Module):
         self.pointwise_odd = nn.Conv2d(16, 7, 1)
         self.pointwise_widest = nn.Conv2d(channels, 144, 1)
         self.pointwise_deepest = nn.Conv2d(144, 8, 1)
+        self.to_one_channel = nn.Conv2d(channels, 1, 1)
+        self.window_one_channel = nn.Conv2d(1, 16, (4, 2), stride=2)
+        self.to_four_channels = nn.Conv2d(channels, 4, 1)
+        self.padded_small = nn.Conv2d(4, 8, 3, padding=1)
+        self.depthwise_strips = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
+        self.depthwise_too_wide = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         wide = torch.relu(self.pointwise_widen(x))
@@ -45,6 +55,11 @@ class ConvShapes(nn.Module):
             torch.relu(self.depthwise_wide(deep)),
             self.pointwise_odd(wide),
             self.pointwise_deepest(torch.relu(self.pointwise_widest(x))),
+            self.window_one_channel(self.to_one_channel(x)),
+            torch.relu(self.padded_small(self.to_four_channels(x))),
+            # 40 and 50 columns: 3 output rows a strip; wider than the DSP kernel's 48.
+            self.depthwise_strips(torch.cat([x] * 8, dim=3)),
+            self.depthwise_too_wide(torch.cat([x] * 10, dim=3)),
         )
 
 

@@ -3,8 +3,9 @@
 
 The firmware test compares every output with the host reference, which a
 convolution left on a portable kernel would pass too: this checks that each
-convolution is lowered to the Cortex-M operator and that the shapes cover both
-paths of et-zephyr's own Helium kernels (lib/src/kernels) and their fallbacks.
+convolution is lowered to the Cortex-M operator and that the shapes cover the
+paths of et-zephyr's own Helium and DSP-extension kernels (lib/src/kernels) and
+their fallbacks.
 """
 
 from collections import Counter
@@ -25,25 +26,47 @@ def _shape_kinds() -> Counter[str]:
         if "convolution" in str(node.target):
             kinds["left in float"] += 1
         elif node.target == DEPTHWISE:
-            stride = node.args[3]
-            kinds["depthwise 3x3, stride 1" if stride == [1, 1] else "depthwise, strided"] += 1
+            stride, width = node.args[3], node.args[0].meta["val"].shape[3]
+            if node.args[0].meta["val"].shape[1] == 1:
+                # et-export's own pass makes this a convolution (as KWS's first layer).
+                kinds["small convolution, one channel (DSP)"] += 1
+            elif stride != [1, 1]:
+                kinds["depthwise, strided"] += 1
+            elif width > 48:
+                kinds["depthwise 3x3, wider than the DSP kernel's rows"] += 1
+            elif width > 16:
+                kinds["depthwise 3x3, in strips of rows (DSP)"] += 1
+            else:
+                kinds["depthwise 3x3, stride 1"] += 1
         elif node.target == CONV:
+            weight = node.args[1].meta["val"]
             depth, channels = node.args[0].meta["val"].shape[1], node.meta["val"].shape[1]
-            if depth % 16:
+            if weight.shape[1:3] != (1, 1):
+                padded = node.args[4] != [0, 0]
+                kinds[f"small convolution, {'padded' if padded else 'one channel'} (DSP)"] += 1
+            elif depth % 16:
                 kinds["pointwise, depth not a multiple of 16"] += 1
             elif depth > 128:
                 kinds["pointwise, deeper than the paired path"] += 1
             else:
                 kinds[f"pointwise, {'odd' if channels % 2 else 'even'} channel count"] += 1
+            if weight.shape[1:3] == (1, 1) and channels > 16:
+                kinds["pointwise, more channels than the DSP kernel sums at once"] += 1
     return kinds
 
 
 def test_every_convolution_is_lowered_and_every_kernel_path_is_taken() -> None:
     assert _shape_kinds() == {
         "depthwise 3x3, stride 1": 4,
+        "depthwise 3x3, in strips of rows (DSP)": 1,
+        "depthwise 3x3, wider than the DSP kernel's rows": 1,
         "depthwise, strided": 1,
-        "pointwise, depth not a multiple of 16": 2,
+        # Depth 12: also an odd count of the DSP kernel's 4-value steps.
+        "pointwise, depth not a multiple of 16": 4,
         "pointwise, deeper than the paired path": 1,
         "pointwise, odd channel count": 1,
         "pointwise, even channel count": 1,
+        "pointwise, more channels than the DSP kernel sums at once": 2,
+        "small convolution, one channel (DSP)": 1,
+        "small convolution, padded (DSP)": 1,
     }
