@@ -9,6 +9,10 @@ instruction (an exception taken mid-block). One window, from `counted`'s entry t
 return site `after_call`, executes exactly 3 + 6 * LOOPS instructions: 3 + 5 * LOOPS in
 `counted` and LOOPS in `svc_handler`. Semihosting's SYS_EXIT ends QEMU.
 
+Built with TWO_CPUS, the program runs on QEMU's mps2-an521 (two Cortex-M33s) as Zephyr's
+mps2/an521/cpu1 firmware does: CPU 0 points CPU 1 at the second vector table, releases it
+and spins; CPU 1 makes the calls.
+
 Needs qemu-system-arm, arm-none-eabi-gcc, cmake and a host C compiler; without them the
 tests skip, except in CI (CI set), where they fail.
 """
@@ -41,9 +45,9 @@ PROGRAM = """\
     .cpu cortex-m3
     .thumb
 
-    .section .vectors, "a"
-    .word 0x20010000            /* initial stack pointer */
-    .word reset
+    .macro vector_table stack, entry
+    .word \\stack               /* initial stack pointer */
+    .word \\entry
     .rept 9
     .word hang
     .endr
@@ -51,8 +55,34 @@ PROGRAM = """\
     .rept 4
     .word hang
     .endr
+    .endm
+
+    .section .vectors, "a"
+#ifdef TWO_CPUS
+    vector_table 0x38020000, start_cpu1
+    .balign 128
+cpu1_vectors:
+    vector_table 0x38010000, reset
+#else
+    vector_table 0x20010000, reset
+#endif
 
     .text
+#ifdef TWO_CPUS
+    .type start_cpu1, %function
+    .thumb_func
+start_cpu1:
+    ldr r0, =0x50021114         /* SSE-200 INITSVTOR1: CPU 1's vector table */
+    ldr r1, =cpu1_vectors
+    str r1, [r0]
+    ldr r0, =0x50021118         /* CPUWAIT: release CPU 1 */
+    movs r1, #0
+    str r1, [r0]
+3:  adds r1, r1, #1
+    b 3b
+    .size start_cpu1, . - start_cpu1
+#endif
+
     .type reset, %function
     .thumb_func
 reset:
@@ -100,8 +130,7 @@ hang:
 LINKER_SCRIPT = """\
 MEMORY
 {
-    FLASH (rx) : ORIGIN = 0x00000000, LENGTH = 64K
-    RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 64K
+    FLASH (rx) : ORIGIN = ORIGIN_ADDRESS, LENGTH = 64K
 }
 SECTIONS
 {
@@ -136,15 +165,20 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_plugin(tmp_path_factory.mktemp("insn_count"))
 
 
-def build_program(out_dir: Path, loops: int, calls: int, *, spin: bool = False) -> Path:
+def build_program(
+    out_dir: Path, loops: int, calls: int, *, spin: bool = False, two_cpus: bool = False
+) -> Path:
     _need_tools()
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "program.S").write_text(PROGRAM)
-    (out_dir / "link.ld").write_text(LINKER_SCRIPT)
+    # AN521 boots from its code memory's secure alias.
+    origin = "0x10000000" if two_cpus else "0x00000000"
+    (out_dir / "link.ld").write_text(LINKER_SCRIPT.replace("ORIGIN_ADDRESS", origin))
     elf = out_dir / "program.elf"
     subprocess.run(
         [GCC, "-mcpu=cortex-m3", "-mthumb", "-nostdlib", f"-DLOOPS={loops}",
-         f"-DCALLS={calls}", *(["-DSPIN"] if spin else []), "-x", "assembler-with-cpp",
+         f"-DCALLS={calls}", *(["-DSPIN"] if spin else []),
+         *(["-DTWO_CPUS"] if two_cpus else []), "-x", "assembler-with-cpp",
          "program.S", "-T", "link.ld", "-Wl,-Map=program.map", "-o", elf.name],
         cwd=out_dir, check=True,
     )  # fmt: skip
@@ -160,9 +194,11 @@ def symbols(elf: Path) -> dict[str, int]:
     }
 
 
-def qemu(elf: Path, *extra: str) -> QemuCommand:
+def qemu(
+    elf: Path, *extra: str, machine: tuple[str, str] = ("mps2-an385", "cortex-m3")
+) -> QemuCommand:
     return QemuCommand(
-        [shutil.which(QEMU) or QEMU, "-machine", "mps2-an385", "-cpu", "cortex-m3",
+        [shutil.which(QEMU) or QEMU, "-machine", machine[0], "-cpu", machine[1],
          "-display", "none", "-monitor", "none", "-serial", "null",
          "-semihosting-config", "enable=on,target=native", *extra, "-kernel", str(elf)],
         elf.parent,
@@ -211,6 +247,28 @@ def test_every_window_counts_each_executed_instruction(
     # Nothing outside the window: not the caller, not the instruction `end` names.
     assert window.end not in histogram
     assert names["reset"] not in histogram
+
+
+@pytest.mark.parametrize("icount", ["no-icount", "icount-zephyr"])
+def test_only_the_cpu_that_opened_the_window_counts_in_it(
+    plugin: Path, tmp_path: Path, icount: str
+) -> None:
+    # Enough instructions that CPU 0's spin runs while CPU 1 is inside a window
+    # (in parallel without -icount).
+    loops, calls = 100_000, 3
+    elf = build_program(tmp_path, loops, calls, two_cpus=True)
+    window = window_of(elf)
+    hist = tmp_path / "program.hist"
+    result = run_to_exit(
+        qemu(elf, *ICOUNT[icount], machine=("mps2-an521", "cortex-m33")),
+        plugin,
+        f"start={window.start:#x},end={window.end:#x},hist={hist}",
+    )
+    assert result.returncode == 0, result.stderr
+    assert read_windows(hist) == [expected_per_window(loops)] * calls
+    # Only `counted` and `svc_handler`, nothing of CPU 0's spin in start_cpu1.
+    names = symbols(elf)
+    assert all(names["counted"] <= address < names["hang"] for address in read_histogram(hist))
 
 
 @pytest.mark.parametrize("loops", [1, 7, 1001])

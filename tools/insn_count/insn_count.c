@@ -30,9 +30,12 @@
  * before the instruction runs, so a block left early (a fault, an exception
  * taken mid-block) counts only what ran. QEMU re-executes the rest of a block
  * after an I/O access under -icount with memory callbacks only (CF_MEMI_ONLY),
- * so those instructions are not counted twice. The window state is global:
- * meant for one running vCPU (the MPS2/MPS3 boards; AN521's second CPU stays
- * off).
+ * so those instructions are not counted twice.
+ *
+ * A window belongs to the vCPU that opened it: only that vCPU's instructions
+ * count, and only it closes the window. On mps2/an521/cpu1 the firmware runs
+ * on the second CPU while the first spins in a loop of its own, in a thread
+ * of its own when QEMU runs without -icount.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -76,8 +79,9 @@ static struct {
     struct chunk *chunks;
     size_t chunk_used;
 
-    /* Window state, touched by the executing vCPU only. */
+    /* Window state, written by the window's vCPU only. */
     bool active;
+    unsigned int owner; /* the vCPU whose window is open */
     bool done;
     uint64_t in_window;
     uint64_t *totals;
@@ -243,8 +247,7 @@ static void close_window(void) {
 
 /* Every instruction but the window's start and end. */
 static void on_insn(unsigned int vcpu_index, void *userdata) {
-    (void)vcpu_index;
-    if (state.active) {
+    if (state.active && vcpu_index == state.owner) {
         ((struct site *)userdata)->count++;
         state.in_window++;
     }
@@ -254,11 +257,14 @@ static void on_insn(unsigned int vcpu_index, void *userdata) {
 static void on_marker(unsigned int vcpu_index, void *userdata) {
     struct site *s = userdata;
 
-    (void)vcpu_index;
+    if (state.active && vcpu_index != state.owner) {
+        return;
+    }
     if (state.active && s->is_end) {
         close_window();
     }
     if (!state.active && !state.done && s->is_start) {
+        state.owner = vcpu_index;
         state.active = true;
         state.in_window = 0;
     }
