@@ -13,6 +13,11 @@ and argmax, with whether the bytes equal the host reference's (et-export's test 
     python3 benchmarks/firmware.py -b mps3/corstone300/an547 -b mps2/an521/cpu0
     python3 benchmarks/firmware.py benchmarks/mlperf_tiny_models.py:resnet8 \\
         -b mps3/corstone300/an547 --cmake-arg=-DCONFIG_TIMESLICING=n --cmake-arg=-DBENCH_INPUT=zeros
+    python3 benchmarks/firmware.py -b mps3/corstone300/an547 \\
+        "--cmake-arg=-DBENCH_EXPORT_ARGS=--io;int8" --cmake-arg=-DEXTRA_CONF_FILE=stack.conf
+
+With EXTRA_CONF_FILE=stack.conf it also prints how much of the main and interrupt
+stacks the firmware used.
 
 Run it with the workspace's environment (ZEPHYR_BASE, the toolchain variables).
 """
@@ -47,6 +52,7 @@ KERNELS = ("CMSIS-NN", "et-zephyr kernels")
 DONE = "BENCH_DONE"
 _OUTPUT = re.compile(r"^BENCH_OUTPUT (\d+) ([0-9a-f]*)\s*$", re.MULTILINE)
 _ARGMAX = re.compile(r"^BENCH_ARGMAX (\d+)\s*$", re.MULTILINE)
+_STACK = re.compile(r"^BENCH_STACK (\w+) (\d+) of (\d+)\s*$", re.MULTILINE)
 
 
 @dataclass
@@ -61,6 +67,8 @@ class Row:
     argmax: int | None = None
     host_equal: bool | None = None
     error: str | None = None
+    # Stack bytes used of the stack's size, by stack (main, isr): builds with stack.conf.
+    stacks: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def instructions(self) -> int:
@@ -83,6 +91,7 @@ class Row:
             "outside_kernels": self.outside_kernels,
             "output_crc32": [f"{zlib.crc32(o):08x}" for o in self.outputs],
             "argmax": self.argmax,
+            "stacks": {name: list(use) for name, use in self.stacks.items()},
             "host_reference_equal": self.host_equal,
             "error": self.error,
         }
@@ -150,6 +159,9 @@ def measure_board(
     row.outputs = [printed[index] for index in sorted(printed)]
     argmax = _ARGMAX.search(count.console)
     row.argmax = int(argmax.group(1)) if argmax else None
+    row.stacks = {
+        name: (int(used), int(size)) for name, used, size in _STACK.findall(count.console)
+    }
     reference = reference_outputs(build_dir)
     row.host_equal = row.outputs == reference if reference else None
     progress(
@@ -185,6 +197,14 @@ def render(rows: list[Row], model: str) -> str:
             )
         )
     lines = [f"model: {model}", *format_table(table, left=(0, 5, 7))]
+    measured = [row for row in rows if row.stacks]
+    if measured:
+        lines += ["", "stack used (stack.conf):"]
+        for row in measured:
+            uses = ", ".join(
+                f"{name} {used:,} of {size:,} B" for name, (used, size) in row.stacks.items()
+            )
+            lines.append(f"  {row.board}: {uses}")
     return "\n".join(lines)
 
 

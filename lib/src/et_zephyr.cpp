@@ -250,6 +250,65 @@ int validate_before_load(const et_zephyr_config *cfg, const char *method_name) {
                                           cfg->verify);
 }
 
+/* Planned memory from one arena: one 16-byte aligned buffer per memory id, in order. */
+int carve_planned_arena(const et_zephyr_config *cfg, const et_zephyr_requirements &req,
+                        const char *method_name, Model *m) {
+    uint8_t *base = cfg->planned_arena;
+    size_t padding = 0;
+    if (base != nullptr) {
+        padding = (ET_ZEPHYR_ALIGNMENT - reinterpret_cast<uintptr_t>(base) % ET_ZEPHYR_ALIGNMENT) %
+                  ET_ZEPHYR_ALIGNMENT;
+    }
+    if (req.planned_arena_size + padding > cfg->planned_arena_size) {
+        ETZ_ERR("init: planned arena too small: %lu bytes given, %lu bytes needed for %lu "
+                "planned buffer(s) of \"%s\" (set CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE=%lu)",
+                static_cast<unsigned long>(cfg->planned_arena_size),
+                static_cast<unsigned long>(req.planned_arena_size + padding),
+                static_cast<unsigned long>(req.num_planned_buffers), method_name,
+                static_cast<unsigned long>(req.planned_arena_size + padding));
+        return ET_ZEPHYR_ERR_PLANNED_ARENA_TOO_SMALL;
+    }
+    uint8_t *cursor = base + padding;
+    for (size_t i = 0; i < req.num_planned_buffers; ++i) {
+        m->planned_spans[i] = et::Span<uint8_t>(cursor, req.planned_buffer_size[i]);
+        cursor += round_up(req.planned_buffer_size[i], ET_ZEPHYR_ALIGNMENT);
+    }
+    return ET_ZEPHYR_OK;
+}
+
+/* Planned memory from the application's own buffer per memory id (each in the memory
+ * region it chose: DTCM for the hot activations, SRAM for the rest). */
+int place_planned_buffers(const et_zephyr_config *cfg, const et_zephyr_requirements &req,
+                          const char *method_name, Model *m) {
+    if (cfg->num_planned_buffers != req.num_planned_buffers || cfg->planned_buffers == nullptr ||
+        cfg->planned_buffer_sizes == nullptr) {
+        ETZ_ERR("init: %lu planned buffer(s) given, \"%s\" plans %lu (export and firmware "
+                "disagree on et-export --fast-arena)",
+                static_cast<unsigned long>(cfg->num_planned_buffers), method_name,
+                static_cast<unsigned long>(req.num_planned_buffers));
+        return ET_ZEPHYR_ERR_PLANNED_ARENA_TOO_SMALL;
+    }
+    for (size_t i = 0; i < req.num_planned_buffers; ++i) {
+        uint8_t *buffer = cfg->planned_buffers[i];
+        const size_t need = req.planned_buffer_size[i];
+        if (cfg->planned_buffer_sizes[i] < need || (buffer == nullptr && need != 0)) {
+            ETZ_ERR("init: planned buffer of memory id %lu too small: %lu bytes given, %lu "
+                    "needed by \"%s\"",
+                    static_cast<unsigned long>(i + 1),
+                    static_cast<unsigned long>(cfg->planned_buffer_sizes[i]),
+                    static_cast<unsigned long>(need), method_name);
+            return ET_ZEPHYR_ERR_PLANNED_ARENA_TOO_SMALL;
+        }
+        if (reinterpret_cast<uintptr_t>(buffer) % ET_ZEPHYR_ALIGNMENT != 0) {
+            ETZ_ERR("init: planned buffer of memory id %lu is not %d-byte aligned",
+                    static_cast<unsigned long>(i + 1), ET_ZEPHYR_ALIGNMENT);
+            return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
+        }
+        m->planned_spans[i] = et::Span<uint8_t>(buffer, need);
+    }
+    return ET_ZEPHYR_OK;
+}
+
 /* After OperatorMissing: name every operator the registry cannot serve. */
 void log_missing_operators(const void *pte, size_t pte_size, const char *method_name) {
     et_zephyr::pte::ProgramView view(pte, pte_size);
@@ -320,6 +379,16 @@ int input_meta(const Model *m, size_t index, et::TensorInfo *out) {
         return ET_ZEPHYR_ERR_RUNTIME;
     }
     new (out) et::TensorInfo(info.get());
+    return ET_ZEPHYR_OK;
+}
+
+/* Whether an input's or output's info is INT8 with a scale and zero point. */
+int check_quantized(const struct et_zephyr_tensor_info &info, const char *what, size_t index) {
+    if (info.dtype != ET_ZEPHYR_DTYPE_INT8 || !info.quantized) {
+        ETZ_ERR("%s %lu is not an INT8 tensor with known scale and zero point", what,
+                static_cast<unsigned long>(index));
+        return ET_ZEPHYR_ERR_DTYPE_MISMATCH;
+    }
     return ET_ZEPHYR_OK;
 }
 
@@ -454,27 +523,11 @@ int et_zephyr_init(struct et_zephyr_model *handle, const struct et_zephyr_config
         m->destroy();
         return ET_ZEPHYR_ERR_UNSUPPORTED;
     }
-    /* Planned memory: one 16-byte aligned buffer per memory id, in order. */
-    uint8_t *base = cfg->planned_arena;
-    size_t padding = 0;
-    if (base != nullptr) {
-        padding = (ET_ZEPHYR_ALIGNMENT - reinterpret_cast<uintptr_t>(base) % ET_ZEPHYR_ALIGNMENT) %
-                  ET_ZEPHYR_ALIGNMENT;
-    }
-    if (req.planned_arena_size + padding > cfg->planned_arena_size) {
-        ETZ_ERR("init: planned arena too small: %lu bytes given, %lu bytes needed for %lu "
-                "planned buffer(s) of \"%s\" (set CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE=%lu)",
-                static_cast<unsigned long>(cfg->planned_arena_size),
-                static_cast<unsigned long>(req.planned_arena_size + padding),
-                static_cast<unsigned long>(req.num_planned_buffers), method_name,
-                static_cast<unsigned long>(req.planned_arena_size + padding));
+    rc = cfg->num_planned_buffers != 0 ? place_planned_buffers(cfg, req, method_name, m)
+                                       : carve_planned_arena(cfg, req, method_name, m);
+    if (rc != ET_ZEPHYR_OK) {
         m->destroy();
-        return ET_ZEPHYR_ERR_PLANNED_ARENA_TOO_SMALL;
-    }
-    uint8_t *cursor = base + padding;
-    for (size_t i = 0; i < req.num_planned_buffers; ++i) {
-        m->planned_spans[i] = et::Span<uint8_t>(cursor, req.planned_buffer_size[i]);
-        cursor += round_up(req.planned_buffer_size[i], ET_ZEPHYR_ALIGNMENT);
+        return rc;
     }
     m->planned.emplace(et::Span<et::Span<uint8_t>>(m->planned_spans, req.num_planned_buffers));
     m->method_alloc.emplace(static_cast<uint32_t>(cfg->method_arena_size), cfg->method_arena);
@@ -739,6 +792,69 @@ int et_zephyr_input_buffer(struct et_zephyr_model *handle, size_t index, void **
     }
     m->inputs_set |= 1u << index;
     return ET_ZEPHYR_OK;
+}
+
+int et_zephyr_set_input_float(struct et_zephyr_model *model, size_t index, const float *data,
+                              size_t count) {
+    struct et_zephyr_tensor_info info;
+    int rc = et_zephyr_input_info(model, index, &info);
+    if (rc != ET_ZEPHYR_OK) {
+        return rc;
+    }
+    if (data == nullptr) {
+        ETZ_ERR("set_input_float: no data given");
+        return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
+    }
+    if (count != info.numel) {
+        ETZ_ERR("set_input_float: input %lu has %lu elements, %lu given",
+                static_cast<unsigned long>(index), static_cast<unsigned long>(info.numel),
+                static_cast<unsigned long>(count));
+        return ET_ZEPHYR_ERR_SIZE_MISMATCH;
+    }
+    if (info.dtype == ET_ZEPHYR_DTYPE_FLOAT32) {
+        return et_zephyr_set_input(model, index, data, count * sizeof(float));
+    }
+    rc = check_quantized(info, "input", index);
+    if (rc != ET_ZEPHYR_OK) {
+        return rc;
+    }
+    void *buffer = nullptr;
+    rc = et_zephyr_input_buffer(model, index, &buffer, nullptr);
+    if (rc == ET_ZEPHYR_OK) {
+        /* Straight into the planned input: no INT8 copy of the data anywhere else. */
+        et_zephyr_quantize_int8(data, static_cast<int8_t *>(buffer), count, info.scale,
+                                info.zero_point);
+    }
+    return rc;
+}
+
+int et_zephyr_output_float(const struct et_zephyr_model *model, size_t index, float *dst,
+                           size_t count) {
+    struct et_zephyr_tensor_info info;
+    int rc = et_zephyr_output_info(model, index, &info);
+    if (rc != ET_ZEPHYR_OK) {
+        return rc;
+    }
+    if (dst == nullptr) {
+        ETZ_ERR("output_float: no destination given");
+        return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
+    }
+    if (count != info.numel) {
+        ETZ_ERR("output_float: output %lu has %lu elements, room for %lu given",
+                static_cast<unsigned long>(index), static_cast<unsigned long>(info.numel),
+                static_cast<unsigned long>(count));
+        return ET_ZEPHYR_ERR_SIZE_MISMATCH;
+    }
+    if (info.dtype == ET_ZEPHYR_DTYPE_FLOAT32) {
+        std::memcpy(dst, info.data, count * sizeof(float));
+        return ET_ZEPHYR_OK;
+    }
+    rc = check_quantized(info, "output", index);
+    if (rc == ET_ZEPHYR_OK) {
+        et_zephyr_dequantize_int8(static_cast<const int8_t *>(info.data), dst, count, info.scale,
+                                  info.zero_point);
+    }
+    return rc;
 }
 
 int et_zephyr_run(struct et_zephyr_model *handle) {

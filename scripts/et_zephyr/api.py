@@ -22,12 +22,14 @@ from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
-from . import dim_orders, layers, npu, pipeline, test_inputs
+from . import dim_orders, int8_edges, layers, npu, pipeline, test_inputs
 from .analysis import mac_totals, operator_stats, portable_mac_operators
 from .artifacts import Artifacts, TestVectors, build_artifacts
 from .calibration import load_calibration_file, random_calibration
 from .compaction import compact_program
 from .errors import ExportError, first_line
+from .int8_edges import EdgeQuantization
+from .io_mode import FLOAT_IO, IOMode
 from .io_spec import program_io, with_program_dim_orders
 from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
@@ -55,6 +57,8 @@ class ExportOptions:
     npu: str | None = None
     expose_activations: tuple[int, ...] | Literal["all"] = ()
     layer_data: bool = False
+    io: IOMode = FLOAT_IO
+    fast_arena: int | None = None
     seed: int = 0
     progress: pipeline.Progress = field(default=lambda samples: samples)
     warn: Warn = field(default=lambda message: None)
@@ -133,8 +137,12 @@ def _lower(
 ) -> Artifacts:
     if npu_spec is None:
         edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
+        edge, quantized_edges = int8_edges.take_int8_edges(edge, options.io)
+    elif options.io != FLOAT_IO:
+        raise ExportError("--io int8 does not work with --npu yet")
     else:
         edge = npu.delegate_to_npu(fake_quant, prepared.example_inputs, npu_spec)
+        quantized_edges = EdgeQuantization()
     lowered = pipeline.lower_to_cortex_m(edge, target)
     pipeline.remove_noop_pads(lowered)
     pipeline.convolve_single_channel_inputs(lowered, target)
@@ -142,28 +150,33 @@ def _lower(
     dim_orders.default_dim_order_for_portable(lowered)
     check_kernels(lowered)
     exposed = pipeline.expose_activations(lowered, options.expose_activations)
-    io = program_io(lowered)
+    io = program_io(lowered, quantized_edges)
     vectors = None
     if npu_spec is None:
         # The host cannot run the NPU's part: no reference for a delegated program.
-        vectors = _test_vectors(lowered, prepared.example_inputs, held_out, target, options)
+        vectors = _test_vectors(
+            lowered, prepared.example_inputs, held_out, target, options, quantized_edges
+        )
     layer_data = None
     if options.layer_data:
         if vectors is None or float_graph is None:
             raise ExportError("--layer-data needs a float model and a host reference (no --npu)")
         origins = layers.origins(lowered, exposed, fake_quant)
-        values = layers.layer_values(origins, fake_quant, float_graph, vectors.inputs)
+        values = layers.layer_values(origins, fake_quant, float_graph, vectors.float_inputs)
         layer_data = (origins, values)
     agreement = None
     if options.verify and npu_spec is None:
         with torch.no_grad():
+            host = pipeline.run_on_host(
+                lowered, [int8_edges.program_inputs(s, quantized_edges) for s in held_out], target
+            )
             agreement = compare(
-                [o[0] for o in pipeline.run_on_host(lowered, held_out, target)],
+                [int8_edges.float_outputs(o, quantized_edges)[0] for o in host],
                 [_first(fake_quant(*sample)) for sample in held_out],
                 [_first(prepared.model(*sample)) for sample in held_out],
                 io[1][0].scale,
             )
-    program = pipeline.plan_and_serialize(lowered)
+    program = pipeline.plan_and_serialize(lowered, options.fast_arena)
     pte, serialized = compact_program(program.buffer)
     final_graph = program.exported_program().graph_module
     stats = operator_stats(final_graph) | npu.delegate_stats(program.exported_program())
@@ -187,6 +200,7 @@ def _lower(
         npu=options.npu,
         exposed=exposed,
         layer_data=layer_data,
+        io_mode=options.io,
     )
 
 
@@ -196,17 +210,20 @@ def _test_vectors(
     held_out: list[Inputs],
     target: Target,
     options: ExportOptions,
+    quantized_edges: EdgeQuantization,
 ) -> TestVectors:
     """Stored test inputs (the example and held-out ones), then those the firmware
-    generates, with the host reference for all of them."""
+    generates (float32, quantized by the firmware where an input is INT8), with the host
+    reference for all of them."""
     stored = [example_inputs, *held_out][: options.vectors]
     recipes = test_inputs.recipes(
         [example_inputs, *held_out], options.generated_vectors, options.seed
     )
     generated = [test_inputs.materialize(row, example_inputs) for row in recipes]
     samples = stored + generated
-    outputs = pipeline.run_on_host(lowered, samples, target)
-    return TestVectors(samples, outputs, [None] * len(stored) + list(recipes))
+    program_samples = [int8_edges.program_inputs(sample, quantized_edges) for sample in samples]
+    outputs = pipeline.run_on_host(lowered, program_samples, target)
+    return TestVectors(program_samples, outputs, [None] * len(stored) + list(recipes), samples)
 
 
 def _seed_everything(seed: int) -> None:

@@ -20,6 +20,7 @@ from . import __version__
 from .analysis import OperatorStats, histogram
 from .codegen import program_schema_headers, schemas_yaml
 from .errors import ExportError
+from .io_mode import FLOAT_IO, IOMode
 from .io_spec import TensorIO, device_bytes
 from .layers import LayerOrigin
 from .loading import Inputs
@@ -34,13 +35,16 @@ from .verify import Agreement
 class TestVectors:
     """Test inputs with the host-reference outputs the device must reproduce.
 
-    `recipes[v]` says how the firmware generates vector v's inputs itself
-    (test_inputs.py), or is None for a vector whose inputs the firmware stores.
+    `inputs` are what the program takes; `float_inputs` the float data they come from
+    (the same tensors but where `--io int8` quantizes an input). `recipes[v]` says how
+    the firmware generates vector v's float inputs itself (test_inputs.py), or is None
+    for a vector whose inputs the firmware stores.
     """
 
     inputs: list[Inputs]
     outputs: list[tuple[torch.Tensor, ...]]
     recipes: list[tuple[Recipe, ...] | None]
+    float_inputs: list[Inputs]
 
 
 @dataclass
@@ -69,6 +73,7 @@ def build_artifacts(
     npu: str | None,
     exposed: list[str],
     layer_data: tuple[list[LayerOrigin], dict[str, np.ndarray]] | None = None,
+    io_mode: IOMode = FLOAT_IO,
 ) -> Artifacts:
     kernels = program_kernels(pte)
     inputs, outputs = io
@@ -76,6 +81,7 @@ def build_artifacts(
         "name": name,
         "target": {"cpu": target.name, "isa": target.isa},
         "npu": npu,
+        "io": io_mode.to_json(),
         "inputs": [i.to_json() for i in inputs],
         "outputs": [o.to_json() for o in outputs],
         "exposed_activations": exposed,

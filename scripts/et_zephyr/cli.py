@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import ExportError, first_line
+from .io_mode import IOMode, parse_io
 
 DESCRIPTION = """\
 Export a PyTorch model to an INT8 ExecuTorch program (.pte) for an Arm
@@ -122,6 +123,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "quarter to 16x the calibration range, saturation included; float32 inputs only",
     )
     parser.add_argument(
+        "--io",
+        type=_io_mode,
+        default="float",
+        metavar="MODE",
+        help="float (default): the program takes and gives float32 and quantizes inside; "
+        "int8: it takes and gives the INT8 tensors themselves (no float buffers in RAM; "
+        "the manifest and the model's config give each one's scale and zero point, the C "
+        "API's et_zephyr_quantize_int8() converts float data); or per side, e.g. "
+        "input=int8,output=float",
+    )
+    parser.add_argument(
+        "--fast-arena",
+        type=_byte_count,
+        metavar="BYTES",
+        help="plan activations in two buffers: the largest in memory id 1, at most BYTES "
+        "(e.g. 64K), for a fast region such as DTCM; the rest in memory id 2 (e.g. SRAM). "
+        "The firmware places each with CONFIG_ET_ZEPHYR_PLANNED_REGION_1/_2",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the manifest instead of a report"
     )
     return parser
@@ -169,6 +189,8 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         npu=args.npu,
         expose_activations=args.expose_activations,
         layer_data=args.layer_data,
+        io=args.io,
+        fast_arena=args.fast_arena,
         progress=calibration_progress,
         warn=warn,
     )
@@ -188,6 +210,23 @@ def _layer_list(text: str) -> tuple[int, ...] | Literal["all"]:
     except ValueError:
         message = f"'{text}' is not a comma-separated list of layer numbers"
         raise argparse.ArgumentTypeError(message) from None
+
+
+def _io_mode(text: str) -> IOMode:
+    try:
+        return parse_io(text)
+    except ExportError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix(f"--io '{text}' ")) from None
+
+
+def _byte_count(text: str) -> int:
+    """A size in bytes, with an optional K (KiB) or M (MiB) suffix."""
+    units = {"k": 1 << 10, "m": 1 << 20}
+    scale = units.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale != 1 else text
+    if not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"'{text}' is not a byte count (e.g. 65536 or 64K)")
+    return int(digits) * scale
 
 
 def _target_name(target: str) -> str:

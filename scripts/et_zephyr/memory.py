@@ -131,10 +131,22 @@ def kconfig_fragment(name: str, sizes: ArenaSizes, kernel_slots: int, header: st
     return (
         f"# {header}\n"
         f"# Arena sizes of the model '{name}', computed by et-export.\n"
-        f"CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE={sizes.planned_total}\n"
+        + _planned_buffer_lines(sizes)
+        + f"CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE={sizes.planned_total}\n"
         f"CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE={sizes.method}\n"
         f"CONFIG_ET_ZEPHYR_TEMP_ARENA_SIZE={sizes.temp}\n"
         f"CONFIG_ET_ZEPHYR_KERNEL_SLOTS={kernel_slots}\n"
+    )
+
+
+def _planned_buffer_lines(sizes: ArenaSizes) -> str:
+    """With several planned buffers (et-export --fast-arena), the size of each: the
+    firmware gives each its own array, in CONFIG_ET_ZEPHYR_PLANNED_REGION_<id>'s region."""
+    if len(sizes.planned) < 2:
+        return ""
+    return "".join(
+        f"# memory id {mem_id}: {size} B (CONFIG_ET_ZEPHYR_PLANNED_REGION_{mem_id})\n"
+        for mem_id, size in enumerate(sizes.planned, start=1)
     )
 
 

@@ -29,6 +29,7 @@ from executorch.exir import (
     to_edge,
 )
 from executorch.exir.dialects._ops import ops as exir_ops
+from executorch.exir.passes.memory_planning_pass import MemoryPlanningPass
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind, OutputSpec, TensorArgument
 from torch.fx import GraphModule
@@ -40,7 +41,9 @@ from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
 from . import reference
 from .analysis import node_macs
 from .errors import ExportError, first_line
+from .fast_memory import FastFirstPlanner
 from .loading import Inputs
+from .offset_planner import planning_suite
 from .targets import Target
 
 Progress = Callable[[Iterable[Inputs]], Iterable[Inputs]]
@@ -313,16 +316,25 @@ def run_on_host(
     return outputs
 
 
-def plan_and_serialize(program: ExportedProgram) -> ExecutorchProgramManager:
+def plan_and_serialize(
+    program: ExportedProgram, fast_arena: int | None = None
+) -> ExecutorchProgramManager:
     """Memory-plan activations and scratch, then serialize to a .pte.
 
+    One planned buffer, the smaller of ExecuTorch's greedy plan and an offset-based one
+    (offset_planner.py), or with `fast_arena` two: the largest tensors in memory id 1 up
+    to that many bytes, the rest in memory id 2 (fast_memory.py).
     Works on a copy: the host reference keeps running the functional graph.
     """
     edge = EdgeProgramManager(
         {"forward": copy.deepcopy(program)},
         compile_config=EdgeCompileConfig(_check_ir_validity=False),
     )
+    planner = FastFirstPlanner(fast_arena) if fast_arena is not None else planning_suite()
+    config = ExecutorchBackendConfig(
+        memory_planning_pass=MemoryPlanningPass(memory_planning_algo=planner)
+    )
     try:
-        return edge.to_executorch(ExecutorchBackendConfig())
+        return edge.to_executorch(config)
     except Exception as error:
         raise ExportError(f"serialization failed: {first_line(error)}") from error

@@ -31,8 +31,12 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
     lines.append(f"program            {manifest['pte_bytes']:,} B")
     memory = manifest["memory"]
     planned = sum(entry["bytes"] for entry in memory["planned"])
+    buffers = ""
+    if len(memory["planned"]) > 1:
+        parts = [f"{e['bytes']:,} B in memory id {e['mem_id']}" for e in memory["planned"]]
+        buffers = f": {' + '.join(parts)}"
     lines.append(
-        f"arena              planned {planned:,} B (lower bound "
+        f"arena              planned {planned:,} B{buffers} (lower bound "
         f"{memory['planned_lower_bound']:,} B), method {memory['method_allocator']:,} B, "
         f"temp {memory['temp_allocator']:,} B"
     )
@@ -45,6 +49,15 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
             f"{_steps(agreement['max_steps_vs_fake_quant'])} vs fake-quant, "
             f"{_steps(agreement['max_steps_vs_float'])} vs float"
         )
+    edges = [
+        f"{role} {index} int8 (scale {entry['scale']:.6g}, zero point {entry['zero_point']})"
+        for role, key in (("input", "inputs"), ("output", "outputs"))
+        if manifest["io"][key] == "int8"
+        for index, entry in enumerate(manifest[key])
+        if entry["dtype"] == "int8" and entry["scale"] is not None
+    ]
+    if edges:
+        lines.append(f"INT8 edges         {'; '.join(edges)}")
     if manifest["exposed_activations"]:
         exposed = ", ".join(manifest["exposed_activations"])
         lines.append(f"extra outputs      {exposed}")

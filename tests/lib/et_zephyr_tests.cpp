@@ -524,6 +524,101 @@ void test_hostile_scratch(const std::string &dir) {
                       "ET_ZEPHYR_ERR_SCRATCH_TOO_SMALL") == 0);
 }
 
+float affine_chain(float x) {
+    const float y = affine_relu(x);
+    return (y * 3.0f - 2.0f) + y;
+}
+
+void test_planned_buffers(const std::string &dir) {
+    /* Planned in two memory ids (et-export --fast-arena): each gets its own buffer. */
+    Blob pte(dir + "/two_buffers.pte");
+    et_zephyr_requirements req{};
+    CHECK_RC(et_zephyr_get_requirements(pte.data(), pte.size(), nullptr, &req), ET_ZEPHYR_OK);
+    CHECK(req.num_planned_buffers == 2);
+    CHECK(req.planned_buffer_size[0] > 0 && req.planned_buffer_size[0] <= 40);
+    CHECK(req.planned_buffer_size[1] > 0);
+
+    alignas(16) static uint8_t fast[64];
+    alignas(16) static uint8_t rest[256];
+    uint8_t *const buffers[] = {fast, rest};
+    size_t sizes[] = {req.planned_buffer_size[0], sizeof(rest)};
+    et_zephyr_config cfg = config_for(pte);
+    cfg.planned_arena = nullptr;
+    cfg.planned_arena_size = 0;
+    cfg.planned_buffers = buffers;
+    cfg.planned_buffer_sizes = sizes;
+    cfg.num_planned_buffers = 2;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+    float x[6] = {-2.0f, -0.5f, 0.0f, 0.25f, 1.0f, 3.5f};
+    CHECK_RC(et_zephyr_set_input(&g_model, 0, x, sizeof(x)), ET_ZEPHYR_OK);
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_OK);
+    et_zephyr_tensor_info out{};
+    CHECK_RC(et_zephyr_output_info(&g_model, 0, &out), ET_ZEPHYR_OK);
+    const float *y = static_cast<const float *>(out.data);
+    const uint8_t *where = static_cast<const uint8_t *>(out.data);
+    CHECK((where >= fast && where < fast + sizeof(fast)) ||
+          (where >= rest && where < rest + sizeof(rest)));
+    for (int i = 0; i < 6; ++i) {
+        CHECK(y[i] == affine_chain(x[i]));
+    }
+    et_zephyr_deinit(&g_model);
+
+    /* The same program carved from one arena computes the same. */
+    et_zephyr_config carved = config_for(pte);
+    CHECK_RC(et_zephyr_init(&g_model, &carved), ET_ZEPHYR_OK);
+    CHECK_RC(et_zephyr_set_input(&g_model, 0, x, sizeof(x)), ET_ZEPHYR_OK);
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_OK);
+    CHECK_RC(et_zephyr_output_info(&g_model, 0, &out), ET_ZEPHYR_OK);
+    for (int i = 0; i < 6; ++i) {
+        CHECK(static_cast<const float *>(out.data)[i] == affine_chain(x[i]));
+    }
+    et_zephyr_deinit(&g_model);
+
+    /* Refused: a buffer too small (named by memory id), the wrong count, misalignment. */
+    host_log_clear();
+    sizes[1] = req.planned_buffer_size[1] - 1;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_PLANNED_ARENA_TOO_SMALL);
+    CHECK_LOG("planned buffer of memory id 2 too small");
+    sizes[1] = sizeof(rest);
+    cfg.num_planned_buffers = 1;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_PLANNED_ARENA_TOO_SMALL);
+    CHECK_LOG("1 planned buffer(s) given");
+    cfg.num_planned_buffers = 2;
+    uint8_t *const misaligned[] = {fast, rest + 4};
+    cfg.planned_buffers = misaligned;
+    sizes[1] = sizeof(rest) - 4;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_INVALID_ARGUMENT);
+}
+
+void test_float_io_helpers(const std::string &dir) {
+    /* A float32 program: set_input_float copies, output_float copies back. */
+    Blob pte(dir + "/affine_relu.pte");
+    et_zephyr_config cfg = config_for(pte);
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+    const float x[6] = {-1.0f, -0.25f, 0.0f, 0.5f, 1.0f, 2.0f};
+    CHECK_RC(et_zephyr_set_input_float(&g_model, 0, x, 5), ET_ZEPHYR_ERR_SIZE_MISMATCH);
+    CHECK_RC(et_zephyr_set_input_float(&g_model, 0, x, 6), ET_ZEPHYR_OK);
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_OK);
+    float y[6] = {};
+    CHECK_RC(et_zephyr_output_float(&g_model, 0, y, 7), ET_ZEPHYR_ERR_SIZE_MISMATCH);
+    CHECK_RC(et_zephyr_output_float(&g_model, 0, y, 6), ET_ZEPHYR_OK);
+    for (int i = 0; i < 6; ++i) {
+        CHECK(y[i] == affine_relu(x[i]));
+    }
+    CHECK_RC(et_zephyr_output_float(&g_model, 1, y, 6), ET_ZEPHYR_ERR_INVALID_ARGUMENT);
+    et_zephyr_deinit(&g_model);
+
+    /* The element-wise conversions: ties to even around the zero point, saturation. */
+    const float values[] = {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 1000.0f, -1000.0f};
+    int8_t q[7];
+    et_zephyr_quantize_int8(values, q, 7, 1.0f, 3);
+    const int8_t want[] = {3, 5, 5, 3, 1, 127, -128};
+    CHECK(std::memcmp(q, want, sizeof(want)) == 0);
+    float back[7];
+    et_zephyr_dequantize_int8(q, back, 7, 0.5f, 3);
+    CHECK(back[0] == 0.0f && back[1] == 1.0f && back[5] == 62.0f && back[6] == -65.5f);
+}
+
 struct Test {
     const char *name;
     void (*fn)(const std::string &);
@@ -544,6 +639,8 @@ const Test kTests[] = {
     {"hostile_size", test_hostile_size},
     {"hostile_io", test_hostile_io},
     {"hostile_scratch", test_hostile_scratch},
+    {"planned_buffers", test_planned_buffers},
+    {"float_io_helpers", test_float_io_helpers},
 };
 
 } // namespace

@@ -29,9 +29,11 @@ from pathlib import Path
 import torch
 from et_zephyr.api import ExportOptions
 from et_zephyr.api import export as et_export
+from et_zephyr.fast_memory import FastFirstPlanner
 from et_zephyr.loading import ModelBundle
-from executorch.exir import EdgeCompileConfig, to_edge
+from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge
 from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+from executorch.exir.passes.memory_planning_pass import MemoryPlanningPass
 from executorch.exir.schema import Tensor
 
 
@@ -61,10 +63,35 @@ class MissingOp(torch.nn.Module):
         return torch.ops.etz_test.frobnicate(x) + 1.0
 
 
-def export(module: torch.nn.Module, example: tuple[torch.Tensor, ...], out: Path) -> None:
+def export(
+    module: torch.nn.Module,
+    example: tuple[torch.Tensor, ...],
+    out: Path,
+    config: ExecutorchBackendConfig | None = None,
+) -> None:
     ep = torch.export.export(module, example)
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
-    out.write_bytes(edge.to_executorch().buffer)
+    out.write_bytes(edge.to_executorch(config).buffer)
+
+
+class AffineChain(torch.nn.Module):
+    """y = relu(2x + 1), z = 3y - 2, out = z + y: several intermediate tensors to plan."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(x * 2.0 + 1.0)
+        return (y * 3.0 - 2.0) + y
+
+
+def export_two_buffers(out: Path) -> None:
+    """AffineChain planned as et-export --fast-arena 40 plans: one 24-byte tensor in
+    memory id 1, the rest in memory id 2."""
+    planner = MemoryPlanningPass(memory_planning_algo=FastFirstPlanner(40))
+    export(
+        AffineChain(),
+        (torch.zeros(2, 3),),
+        out,
+        ExecutorchBackendConfig(memory_planning_pass=planner),
+    )
 
 
 class Conv(torch.nn.Module):
@@ -146,6 +173,7 @@ def main() -> int:
     export(AffineRelu(), (torch.zeros(2, 3),), out_dir / "affine_relu.pte")
     export(MissingOp(), (torch.zeros(4),), out_dir / "missing_op.pte")
     export_conv(out_dir / "conv.pte")
+    export_two_buffers(out_dir / "two_buffers.pte")
     affine = (out_dir / "affine_relu.pte").read_bytes()
     for kind in ("offset", "size", "io_dtype"):
         (out_dir / f"hostile_{kind}.pte").write_bytes(hostile(kind, affine))

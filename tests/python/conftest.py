@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +28,16 @@ KWS_MODEL = f"{REPO / 'samples/kws/model.py'}:kws"
 MODELS = Path(__file__).with_name("models.py")
 CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
 DEPTHWISE = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
+
+
+def need_tools(*tools: str) -> None:
+    """Skip without these programs; in CI, where scripts/setup installed them, fail."""
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    if missing:
+        message = f"needs {', '.join(missing)} (scripts/setup installs them)"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI: {message}")
+        pytest.skip(message)
 
 
 def lowered_by_upstream(

@@ -128,3 +128,55 @@ class LayeredCNN(nn.Module):
 def layered_cnn() -> tuple:
     torch.manual_seed(0)
     return LayeredCNN(), _samples((1, 2, 10, 10), 1)[0], _samples((1, 2, 10, 10), 12)
+
+
+class ArgmaxHead(nn.Module):
+    """A classifier that returns the class index: an int64 output, not a dequantized one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x).argmax(-1)
+
+
+def argmax_head() -> tuple:
+    torch.manual_seed(0)
+    return ArgmaxHead(), _samples((1, 8), 1)[0], _samples((1, 8), 8)
+
+
+class TwoInputs(nn.Module):
+    """Features and a context vector, each through its own linear layer, then added."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Linear(12, 6)
+        self.context = nn.Linear(4, 6)
+
+    def forward(self, x: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.features(x) + self.context(context))
+
+
+def two_inputs() -> tuple:
+    torch.manual_seed(0)
+    samples = [(torch.randn(1, 12), torch.randn(1, 4) * 3) for _ in range(12)]
+    return TwoInputs(), samples[0], samples
+
+
+class StridedStem(nn.Module):
+    """A 32x32 RGB image down to 8x8 at once: its float input is most of the RAM."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 4, stride=4)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.stem(x))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def strided_stem() -> tuple:
+    torch.manual_seed(0)
+    return StridedStem(), _samples((1, 3, 32, 32), 1)[0], _samples((1, 3, 32, 32), 8)

@@ -19,7 +19,6 @@ tests skip, except in CI (CI set), where they fail.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -27,7 +26,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import REPO  # noqa: F401  (puts scripts/ on sys.path)
+from conftest import REPO, need_tools  # noqa: F401  (puts scripts/ on sys.path)
 from et_zephyr.errors import ExportError
 from et_zephyr.size.cli import main as et_size_main
 from et_zephyr.size.counting import count_instructions, read_windows
@@ -150,25 +149,16 @@ def expected_per_window(loops: int) -> int:
     return 3 + 6 * loops
 
 
-def _need_tools() -> None:
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
-    if missing:
-        message = f"needs {', '.join(missing)} (scripts/setup installs them)"
-        if os.environ.get("CI"):
-            pytest.fail(f"CI: {message}")
-        pytest.skip(message)
-
-
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    _need_tools()
+    need_tools(*TOOLS)
     return build_plugin(tmp_path_factory.mktemp("insn_count"))
 
 
 def build_program(
     out_dir: Path, loops: int, calls: int, *, spin: bool = False, two_cpus: bool = False
 ) -> Path:
-    _need_tools()
+    need_tools(*TOOLS)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "program.S").write_text(PROGRAM)
     # AN521 boots from its code memory's secure alias.
@@ -364,7 +354,7 @@ def test_et_size_refuses_a_build_without_qemu(
 def test_et_size_counts_a_qemu_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`et-size BUILD --count-instructions` end to end on a build folder laid out as
     Zephyr's: the ELF and map under zephyr/, a run_qemu target in build.ninja."""
-    _need_tools()
+    need_tools(*TOOLS)
     if shutil.which("ninja") is None:
         pytest.skip("needs ninja")
     build = tmp_path / "build"

@@ -12,14 +12,11 @@ every result is compared with et-export's host reference (reference/fixed_point.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import torch
-from conftest import REPO
+from conftest import REPO, need_tools
 from et_zephyr.reference import fixed_point
 
 SOURCE = Path(__file__).parent / "requantize_dsp" / "requantize_cases.cpp"
@@ -78,17 +75,8 @@ def expected_bytes() -> bytes:
     return bytes(out)
 
 
-def _need_tools() -> None:
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
-    if missing:
-        message = f"needs {', '.join(missing)} (scripts/setup installs them)"
-        if os.environ.get("CI"):
-            pytest.fail(f"CI: {message}")
-        pytest.skip(message)
-
-
 def run_on_cortex_m4(out_dir: Path) -> bytes:
-    _need_tools()
+    need_tools(*TOOLS)
     elf = out_dir / "requantize_cases.elf"
     subprocess.run(
         ["arm-none-eabi-g++", "-mcpu=cortex-m4", "-mthumb", "-O2", f"-DSUMS={SUMS}",

@@ -75,7 +75,10 @@ def test_known_bytes_land_in_their_components(firmware: Path) -> None:
     assert footprint.flash_region == "FLASH" and footprint.ram_region == "RAM"
     assert footprint.flash["model"] == sources.MODEL_BYTES
     assert "model" not in footprint.ram
-    assert footprint.ram["arenas"] == sources.ARENA_BYTES
+    assert footprint.ram["arenas"] == sources.ARENA_BYTES + sources.SRAM_ARENA_BYTES
+    # Arenas in two memory regions: each region's share.
+    assert footprint.ram_by_region["RAM"]["arenas"] == sources.ARENA_BYTES
+    assert footprint.ram_by_region["SRAM"] == {"arenas": sources.SRAM_ARENA_BYTES}
     assert footprint.ram["stacks"] == sources.STACK_BYTES
     assert footprint.ram["kernel registry"] == sources.REGISTRY_BYTES
     # Initialised data takes flash for its image and RAM at run time.
@@ -132,7 +135,20 @@ def test_totals_match_the_elf_sections(firmware: Path) -> None:
     footprint = measure(firmware / "zephyr/zephyr.elf", firmware / "zephyr/zephyr.map")
     sizes = section_sizes(firmware / "zephyr/zephyr.elf")
     assert footprint.flash_total == sizes["text"] + sizes["rodata"] + sizes["datas"]
-    assert footprint.ram_total == sizes["datas"] + sizes["bss"] + sizes["noinit"]
+    assert footprint.ram_total == sizes["datas"] + sizes["bss"] + sizes["noinit"] + sizes["SRAM"]
+
+
+def test_a_column_per_ram_region(firmware: Path) -> None:
+    table = run(build_parser().parse_args([str(firmware)]))
+    lines = table.splitlines()
+    header_at = next(i for i, line in enumerate(lines) if line.startswith("component"))
+    header, rows = lines[header_at], lines[header_at + 1 :]
+    assert header.split() == ["component", "flash", "(FLASH)", "RAM", "(RAM)", "RAM", "(SRAM)",
+                              "RAM"]  # fmt: skip
+    arenas = next(row for row in rows if row.startswith("arenas")).split()
+    total_ram = sources.ARENA_BYTES + sources.SRAM_ARENA_BYTES
+    assert arenas[1:] == ["0", f"{sources.ARENA_BYTES:,}", f"{sources.SRAM_ARENA_BYTES:,}",
+                          f"{total_ram:,}"]  # fmt: skip
 
 
 def test_command_writes_json_and_plot_and_compares(firmware: Path, tmp_path: Path) -> None:

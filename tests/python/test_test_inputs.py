@@ -16,6 +16,7 @@ from et_zephyr.errors import ExportError
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER_DIR = ROOT / "samples" / "kws" / "src"
+IO_CONVERSION = ROOT / "lib" / "src" / "io_conversion.cpp"
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -28,6 +29,16 @@ int main(int argc, char **argv) {
     sscanf(argv[2], "%d", &recipe.offset);
     sscanf(argv[3], "%u", &recipe.step_bits);
     sscanf(argv[4], "%lu", &count);
+    if (argc > 6) { /* scale, zero point: the INT8 input of an --io int8 program */
+        static int8_t quantized[4096];
+        float scale;
+        int zero_point;
+        sscanf(argv[5], "%f", &scale);
+        sscanf(argv[6], "%d", &zero_point);
+        generate_quantized_input(quantized, count, &recipe, scale, zero_point);
+        fwrite(quantized, 1, count, stdout);
+        return 0;
+    }
     generate_input(out, count, &recipe);
     fwrite(out, sizeof(float), count, stdout);
     return 0;
@@ -37,25 +48,20 @@ int main(int argc, char **argv) {
 
 @pytest.fixture(scope="module")
 def c_generator(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler")
+    compiler, cxx = shutil.which("cc") or shutil.which("gcc"), shutil.which("g++")
+    if compiler is None or cxx is None:
+        pytest.skip("no C and C++ compiler")
     folder = tmp_path_factory.mktemp("generator")
     (folder / "main.c").write_text(PROGRAM)
     binary = folder / "generate"
+    include = [f"-I{HEADER_DIR}", f"-I{ROOT / 'lib' / 'include'}"]
     # -ffp-contract=fast as GCC's GNU C default: the one multiply leaves nothing to fuse.
-    subprocess.run(
-        [
-            compiler,
-            "-O2",
-            "-ffp-contract=fast",
-            f"-I{HEADER_DIR}",
-            str(folder / "main.c"),
-            "-o",
-            str(binary),
-        ],
-        check=True,
-    )
+    main = [compiler, "-O2", "-ffp-contract=fast", *include, "-c", str(folder / "main.c")]
+    subprocess.run([*main, "-o", str(folder / "main.o")], check=True)
+    conversion = [cxx, "-O2", "-std=c++17", *include, "-c", str(IO_CONVERSION)]
+    subprocess.run([*conversion, "-o", str(folder / "io_conversion.o")], check=True)
+    link = [cxx, str(folder / "main.o"), str(folder / "io_conversion.o"), "-o", str(binary)]
+    subprocess.run(link, check=True)
     return binary
 
 
@@ -71,6 +77,27 @@ def test_c_and_python_make_the_same_floats(c_generator: Path) -> None:
             capture_output=True,
         )
         assert result.stdout == test_inputs.values(recipe, 4096).tobytes()
+
+
+def test_int8_inputs_are_the_floats_quantized_as_on_the_host(c_generator: Path) -> None:
+    """An --io int8 program's generated input: the same floats, quantized in chunks by
+    et_zephyr_quantize_int8(); the host reference quantizes the whole input at once."""
+    from et_zephyr.reference import edges
+
+    calibration = [(torch.randn(1, 3, 8, 8) * 4 + 1.5,) for _ in range(4)]
+    scale, zero_point = 0.0731, -17
+    for count in (4096, 1000, 31, 33):  # whole chunks of 32, and a partial last one
+        for row in test_inputs.recipes(calibration, 4, seed=3):
+            (recipe,) = row
+            seed, offset, step_bits = recipe.as_words()
+            signed = offset - (1 << 32) if offset >= 1 << 31 else offset
+            arguments = [seed, signed, step_bits, count, repr(scale), zero_point]
+            result = subprocess.run(
+                [str(c_generator), *map(str, arguments)], check=True, capture_output=True
+            )
+            floats = torch.from_numpy(test_inputs.values(recipe, count))
+            expected = edges.quantize_int8(floats, scale, zero_point).numpy().tobytes()
+            assert result.stdout == expected
 
 
 def test_amplitudes_cover_the_calibration_range_and_beyond() -> None:

@@ -196,6 +196,38 @@ function(et_zephyr_isa_options out_var)
   set(${out_var} ${_opts} PARENT_SCOPE)
 endfunction()
 
+# Appends --region=ARENA=SECTION:SIZE to <list_var> when the arena's Kconfig symbol
+# (CONFIG_ET_ZEPHYR_PLANNED_REGION_1/_2, _METHOD_ARENA_REGION, _TEMP_ARENA_REGION) names the
+# node label of a "zephyr,memory-region" devicetree node. Arenas in the chosen zephyr,sram
+# stay in .bss, the default RAM (its region is the RAM the linker already fills).
+function(et_zephyr_region_arg arena list_var)
+  set(_symbols planned1 PLANNED_REGION_1 planned2 PLANNED_REGION_2 method METHOD_ARENA_REGION
+               temp TEMP_ARENA_REGION)
+  list(FIND _symbols ${arena} _index)
+  math(EXPR _index "${_index} + 1")
+  list(GET _symbols ${_index} _symbol)
+  set(_label "${CONFIG_ET_ZEPHYR_${_symbol}}")
+  if(_label STREQUAL "")
+    return()
+  endif()
+  dt_nodelabel(_node NODELABEL ${_label})
+  if(NOT _node)
+    message(FATAL_ERROR "et-zephyr: CONFIG_ET_ZEPHYR_${_symbol}=\"${_label}\": no devicetree "
+                        "node has that label")
+  endif()
+  dt_chosen(_sram PROPERTY "zephyr,sram")
+  if(_node STREQUAL _sram)
+    return()
+  endif()
+  dt_prop(_region PATH ${_node} PROPERTY "zephyr,memory-region")
+  dt_reg_size(_size PATH ${_node})
+  if(NOT _region OR NOT _size)
+    message(FATAL_ERROR "et-zephyr: CONFIG_ET_ZEPHYR_${_symbol}=\"${_label}\": ${_node} is not "
+                        "a \"zephyr,memory-region\" node with a size")
+  endif()
+  set(${list_var} ${${list_var}} "--region=${arena}=${_region}:${_size}" PARENT_SCOPE)
+endfunction()
+
 function(et_zephyr_add_model target)
   cmake_parse_arguments(ARG "" "PTE;MODEL;NAME;OPS;MANIFEST;CONF;SCHEMAS" "EXPORT_ARGS;DEPENDS"
                         ${ARGN})
@@ -351,6 +383,9 @@ function(et_zephyr_add_model target)
     list(APPEND _gen_args --kernel-override cortex_m::quantized_depthwise_conv2d.out
          et_zephyr::native::quantized_depthwise_conv2d_out ${_depthwise})
   endif()
+  foreach(_arena planned1 planned2 method temp)
+    et_zephyr_region_arg(${_arena} _gen_args)
+  endforeach()
   list(APPEND _gen_args
        "--model-section=${CONFIG_ET_ZEPHYR_MODEL_SECTION}"
        "--arena-section=${CONFIG_ET_ZEPHYR_ARENA_SECTION}"

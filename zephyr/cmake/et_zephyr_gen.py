@@ -456,6 +456,47 @@ def read_conf(path: Path | None) -> dict[str, int]:
     return values
 
 
+@dataclass(frozen=True)
+class Region:
+    """A devicetree memory region an arena goes to: its linker section and size."""
+
+    section: str
+    size: int
+
+
+def parse_region(text: str) -> tuple[str, Region]:
+    """ARENA=SECTION:SIZE, ARENA one of planned1, planned2, method, temp."""
+    arena, _, rest = text.partition("=")
+    section, _, size = rest.rpartition(":")
+    if arena not in ("planned1", "planned2", "method", "temp") or not section or not size.isdigit():
+        raise argparse.ArgumentTypeError(f"--region {text!r} is not ARENA=SECTION:SIZE")
+    return arena, Region(section, int(size))
+
+
+def region_of(regions: dict[str, Region], kind: str) -> Region | None:
+    """The region of an arena; a single planned buffer is memory id 1's."""
+    return regions.get("planned1" if kind == "planned" else kind)
+
+
+def check_regions(regions: dict[str, Region], placed: dict[str, int]) -> None:
+    """Fail with the bytes needed when the arenas given to one region do not fit it."""
+    per_section: dict[str, list[tuple[str, int]]] = {}
+    for kind, size in placed.items():
+        region = region_of(regions, kind)
+        if region is not None and size:
+            per_section.setdefault(region.section, []).append((kind, size))
+    for section, arenas in per_section.items():
+        need = sum((size + 15) // 16 * 16 for _, size in arenas)
+        have = next(r.size for r in regions.values() if r.section == section)
+        if need > have:
+            names = ", ".join(f"{kind} {size} B" for kind, size in arenas)
+            raise GenError(
+                f"memory region {section} has {have} bytes, the model's arenas placed there "
+                f"need {need} ({names}): give some of them another region "
+                "(CONFIG_ET_ZEPHYR_PLANNED_REGION_1/_2, _METHOD_ARENA_REGION, _TEMP_ARENA_REGION)"
+            )
+
+
 def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) -> None:
     name = args.name
     out = args.out_dir
@@ -513,13 +554,30 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
     out_types, n_out_types = dtypes(manifest.get("outputs", [])) if manifest else ("NULL", 0)
     in_q, n_in = quant(manifest.get("inputs", [])) if manifest else ("NULL", 0)
     out_q, n_out = quant(manifest.get("outputs", [])) if manifest else ("NULL", 0)
-    arena_attr = f' __attribute__((section("{args.arena_section}")))' if args.arena_section else ""
+    regions: dict[str, Region] = dict(args.region)
+    # Several planned buffers (et-export --fast-arena): one array each, in its own region.
+    buffers = planned if len(planned) > 1 else []
+    if buffers:
+        placed = {f"planned{i}": size_ for i, size_ in enumerate(buffers, start=1)}
+    else:
+        placed = {"planned": planned_size}
+    placed |= {"method": method_size, "temp": temp_size}
+    check_regions(regions, placed)
 
     def arena(kind: str, size_: int) -> str:
         if size_ == 0:
             return ""
+        region = region_of(regions, kind)
+        # REGION.<symbol>: Zephyr's region output section keeps *(REGION.*), and the input
+        # section's name tells et-size (and a reader of the map) which arena it is.
+        section = f"{region.section}.{name}_{kind}_arena" if region else args.arena_section
+        attr = f' __attribute__((section("{section}")))' if section else ""
         aligned = "__attribute__((aligned(16)))"
-        return f"static uint8_t {name}_{kind}_arena[{size_}] {aligned}{arena_attr};\n"
+        return f"static uint8_t {name}_{kind}_arena[{size_}] {aligned}{attr};\n"
+
+    planned_arrays = "".join(
+        arena(kind, size_) for kind, size_ in placed.items() if "planned" in kind
+    )
 
     c = [
         "/* SPDX-License-Identifier: Apache-2.0 */",
@@ -532,8 +590,16 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         "",
         f"extern const uint8_t {name}_pte[];",
         "",
-        arena("planned", planned_size) + arena("method", method_size) + arena("temp", temp_size),
+        planned_arrays + arena("method", method_size) + arena("temp", temp_size),
     ]
+    if buffers:
+        items = ", ".join(
+            f"{name}_planned{i}_arena" if size_ else "NULL"
+            for i, size_ in enumerate(buffers, start=1)
+        )
+        sizes = ", ".join(str(size_) for size_ in buffers)
+        c.append(f"static uint8_t *const {name}_planned_buffers[] = {{{items}}};")
+        c.append(f"static const size_t {name}_planned_buffer_sizes[] = {{{sizes}}};")
     if n_in:
         c.append(f"static const struct et_zephyr_quant {name}_input_quant[] = {{{in_q}}};")
     if n_out:
@@ -552,8 +618,11 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         f"    .pte = {name}_pte,",
         f"    .pte_size = {size},",
         "    .method_name = NULL,",
-        f"    .planned_arena = {ref('planned', planned_size)},",
-        f"    .planned_arena_size = {planned_size},",
+        f"    .planned_arena = {ref('planned', 0 if buffers else planned_size)},",
+        f"    .planned_arena_size = {0 if buffers else planned_size},",
+        f"    .planned_buffers = {name + '_planned_buffers' if buffers else 'NULL'},",
+        f"    .planned_buffer_sizes = {name + '_planned_buffer_sizes' if buffers else 'NULL'},",
+        f"    .num_planned_buffers = {len(buffers)},",
         f"    .method_arena = {ref('method', method_size)},",
         f"    .method_arena_size = {method_size},",
         f"    .temp_arena = {ref('temp', temp_size)},",
@@ -642,6 +711,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cpu", default="")
     p.add_argument("--model-section", default=".rodata.et_zephyr_model")
     p.add_argument("--arena-section", default="")
+    p.add_argument(
+        "--region",
+        type=parse_region,
+        action="append",
+        default=[],
+        metavar="ARENA=SECTION:SIZE",
+        help="place an arena (planned1, planned2, method, temp) in a devicetree memory "
+        "region's linker section of SIZE bytes",
+    )
     p.add_argument("--planned-arena", type=int, default=0)
     p.add_argument("--method-arena", type=int, default=0)
     p.add_argument("--temp-arena", type=int, default=0)

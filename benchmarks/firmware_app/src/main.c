@@ -3,8 +3,9 @@
  *
  * The benchmark firmware: set the stored input, run the model CONFIG_BENCH_RUNS
  * times, print every output's bytes ("BENCH_OUTPUT <output> <hex>"), the argmax
- * of a float output 0 ("BENCH_ARGMAX <index>") and "BENCH_DONE ok" (or the
- * failing call's status). benchmarks/firmware.py counts the instructions of each
+ * of a float or INT8 output 0 ("BENCH_ARGMAX <index>"), with stack.conf the bytes of
+ * the main and interrupt stacks ever used ("BENCH_STACK main|isr <used> of <size>")
+ * and "BENCH_DONE ok" (or the failing call's status). benchmarks/firmware.py counts the instructions of each
  * inference under QEMU and compares the printed bytes with the host reference.
  */
 
@@ -38,6 +39,30 @@ static void print_output(int index, const struct et_zephyr_tensor_info *out) {
     }
     printk("\n");
 }
+
+#if defined(CONFIG_INIT_STACKS) && defined(CONFIG_THREAD_STACK_INFO)
+/* Stack need measured, not guessed (stack.conf): Zephyr paints every stack with 0xaa at
+ * start-up; what is still 0xaa after the inference was never used. */
+K_KERNEL_STACK_ARRAY_DECLARE(z_interrupt_stacks, CONFIG_MP_MAX_NUM_CPUS, CONFIG_ISR_STACK_SIZE);
+
+static void print_stack_use(void) {
+    size_t unused = 0;
+
+    if (k_thread_stack_space_get(k_current_get(), &unused) == 0) {
+        printk("BENCH_STACK main %u of %u\n", (unsigned int)(CONFIG_MAIN_STACK_SIZE - unused),
+               (unsigned int)CONFIG_MAIN_STACK_SIZE);
+    }
+    const uint8_t *isr = (const uint8_t *)K_KERNEL_STACK_BUFFER(z_interrupt_stacks[0]);
+    size_t isr_size = K_KERNEL_STACK_SIZEOF(z_interrupt_stacks[0]);
+    size_t isr_unused = 0;
+
+    while (isr_unused < isr_size && isr[isr_unused] == 0xaaU) {
+        isr_unused++;
+    }
+    printk("BENCH_STACK isr %u of %u\n", (unsigned int)(isr_size - isr_unused),
+           (unsigned int)isr_size);
+}
+#endif
 
 static int fail(const char *what, int rc) {
     printk("BENCH_DONE %s: %s\n", what, et_zephyr_status_str(rc));
@@ -78,8 +103,20 @@ int main(void) {
                 best = y[i] > y[best] ? i : best;
             }
             printk("BENCH_ARGMAX %u\n", (unsigned int)best);
+        } else if (o == 0 && out.dtype == ET_ZEPHYR_DTYPE_INT8 && out.numel > 0) {
+            /* --io int8: the scale is positive, so the INT8 order is the float one. */
+            const int8_t *y = out.data;
+            size_t best = 0;
+
+            for (size_t i = 1; i < out.numel; i++) {
+                best = y[i] > y[best] ? i : best;
+            }
+            printk("BENCH_ARGMAX %u\n", (unsigned int)best);
         }
     }
+#if defined(CONFIG_INIT_STACKS) && defined(CONFIG_THREAD_STACK_INFO)
+    print_stack_use();
+#endif
     printk("BENCH_DONE ok\n");
     return 0;
 }

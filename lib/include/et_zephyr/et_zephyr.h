@@ -142,9 +142,17 @@ struct et_zephyr_config {
     size_t pte_size;
     /** Method to load; NULL means "forward". */
     const char *method_name;
-    /** Arena for the planned buffers, carved per memory id (each rounded up to 16 bytes). */
+    /** Arena for the planned buffers, carved per memory id (each rounded up to 16 bytes).
+     * Unused when @ref num_planned_buffers is not zero. */
     uint8_t *planned_arena;
     size_t planned_arena_size;
+    /** Optional: the application's own buffer for each memory id (index 0 = memory id 1), each
+     * aligned to ::ET_ZEPHYR_ALIGNMENT and in the memory region it chose, e.g. the hot
+     * activations of `et-export --fast-arena` in DTCM and the rest in SRAM. When given, their
+     * number must be the method's number of planned buffers. */
+    uint8_t *const *planned_buffers;
+    const size_t *planned_buffer_sizes;
+    size_t num_planned_buffers;
     /** Arena for the method's runtime structures (values, tensors, kernel table). */
     uint8_t *method_arena;
     size_t method_arena_size;
@@ -305,6 +313,45 @@ int et_zephyr_set_input_tensor(struct et_zephyr_model *model, size_t index, int3
  */
 int et_zephyr_input_buffer(struct et_zephyr_model *model, size_t index, void **data,
                            size_t *nbytes);
+
+/**
+ * Quantize @p count floats to INT8: `zero_point + round(x * (1.0f / scale))`, the float32
+ * product rounded to nearest even, saturated to [-128, 127]; NaN gives @p zero_point.
+ *
+ * For programs exported with `et-export --io int8`, whose inputs are the INT8 tensors
+ * themselves (scale and zero point in the manifest, the generated configuration and
+ * et_zephyr_input_info()). The same arithmetic on every core, and the host reference's
+ * (`et_zephyr.reference.edges.quantize_int8`), so test vectors hold for quantized data.
+ */
+void et_zephyr_quantize_int8(const float *src, int8_t *dst, size_t count, float scale,
+                             int32_t zero_point);
+
+/** Dequantize @p count INT8 values: `(float)(q - zero_point) * scale`, one float32 rounding. */
+void et_zephyr_dequantize_int8(const int8_t *src, float *dst, size_t count, float scale,
+                               int32_t zero_point);
+
+/**
+ * Set input @p index from @p count floats: an INT8 input (`--io int8`) is quantized with
+ * et_zephyr_quantize_int8() straight into its planned buffer (no other copy), a float32
+ * input is copied. @p data is laid out as for et_zephyr_set_input(): the program's dim order.
+ *
+ * @retval ET_ZEPHYR_ERR_SIZE_MISMATCH @p count differs from the input's element count.
+ * @retval ET_ZEPHYR_ERR_DTYPE_MISMATCH the input is neither float32 nor INT8 with known
+ *         quantization.
+ */
+int et_zephyr_set_input_float(struct et_zephyr_model *model, size_t index, const float *data,
+                              size_t count);
+
+/**
+ * Copy output @p index, after a run, as @p count floats: an INT8 output is dequantized
+ * with et_zephyr_dequantize_int8(), a float32 output copied.
+ *
+ * @retval ET_ZEPHYR_ERR_SIZE_MISMATCH @p count differs from the output's element count.
+ * @retval ET_ZEPHYR_ERR_DTYPE_MISMATCH the output is neither float32 nor INT8 with known
+ *         quantization.
+ */
+int et_zephyr_output_float(const struct et_zephyr_model *model, size_t index, float *dst,
+                           size_t count);
 
 /**
  * Execute the method once.

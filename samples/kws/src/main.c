@@ -12,7 +12,9 @@
  * CONFIG_ET_ZEPHYR_PROFILING, it also prints the cycles per operator.
  *
  * Test inputs are stored in flash, or generated here from a recipe (et-export
- * --generated-vectors; et_zephyr/test_inputs.py computes the same floats on the host).
+ * --generated-vectors; et_zephyr/test_inputs.py computes the same floats on the host)
+ * and, for an INT8 input (et-export --io int8), quantized with the C API's
+ * et_zephyr_quantize_int8(), as the host reference assumes.
  *
  * The model comes from APP_MODEL_HEADER / APP_MODEL_CONFIG (set by CMake), the
  * vectors from vectors.h (gen_vectors.py). samples/hello uses this file too.
@@ -73,8 +75,17 @@ static int set_input(int v, int i) {
     if (rc == ET_ZEPHYR_OK && nbytes != stored->size) {
         rc = ET_ZEPHYR_ERR_SIZE_MISMATCH;
     }
+    struct et_zephyr_tensor_info info;
+
     if (rc == ET_ZEPHYR_OK) {
-        generate_input(buffer, nbytes / sizeof(float), &vec_recipes[v][i]);
+        rc = et_zephyr_input_info(&model, i, &info);
+    }
+    if (rc == ET_ZEPHYR_OK && info.dtype == ET_ZEPHYR_DTYPE_INT8) {
+        /* An --io int8 program: the floats quantized as an application would. */
+        generate_quantized_input(buffer, info.numel, &vec_recipes[v][i], info.scale,
+                                 info.zero_point);
+    } else if (rc == ET_ZEPHYR_OK) {
+        generate_input(buffer, info.numel, &vec_recipes[v][i]);
     }
     return rc;
 #else

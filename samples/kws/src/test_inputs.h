@@ -5,7 +5,8 @@
  * element k of the input is (float)(code_k + offset) * step, code_k the top 16 bits
  * of the k-th xorshift32 state minus 32768. One exact integer-to-float conversion and
  * one float32 multiply, so hardware and soft float give the floats that
- * et_zephyr/test_inputs.py computes on the host.
+ * et_zephyr/test_inputs.py computes on the host. For an INT8 input the firmware
+ * quantizes them with et_zephyr_quantize_int8(), as the host reference does.
  */
 
 #ifndef TEST_INPUTS_H_
@@ -15,6 +16,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <et_zephyr/et_zephyr.h>
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(array) (sizeof(array) / sizeof((array)[0]))
+#endif
+
 /* How one input is generated: the xorshift32 seed (never 0), the offset added to
  * every code and the bits of the float32 step. */
 struct vec_recipe {
@@ -23,8 +30,10 @@ struct vec_recipe {
     uint32_t step_bits;
 };
 
-static inline void generate_input(float *dst, size_t count, const struct vec_recipe *recipe) {
-    uint32_t state = recipe->seed;
+/* Elements [first, first + count) of the input; returns the generator's state after them,
+ * to continue from. */
+static inline uint32_t generate_floats(float *dst, size_t count, uint32_t state,
+                                       const struct vec_recipe *recipe) {
     float step;
 
     memcpy(&step, &recipe->step_bits, sizeof(step));
@@ -35,6 +44,27 @@ static inline void generate_input(float *dst, size_t count, const struct vec_rec
         int32_t code = (int32_t)(state >> 16) - 32768 + recipe->offset;
 
         dst[k] = (float)code * step;
+    }
+    return state;
+}
+
+static inline void generate_input(float *dst, size_t count, const struct vec_recipe *recipe) {
+    (void)generate_floats(dst, count, recipe->seed, recipe);
+}
+
+/* The generated floats of an INT8 input, quantized in chunks (no float copy of the
+ * whole input) with et_zephyr_quantize_int8(). */
+static inline void generate_quantized_input(int8_t *dst, size_t count,
+                                            const struct vec_recipe *recipe, float scale,
+                                            int32_t zero_point) {
+    float chunk[32];
+    uint32_t state = recipe->seed;
+
+    for (size_t first = 0; first < count; first += ARRAY_SIZE(chunk)) {
+        size_t n = count - first < ARRAY_SIZE(chunk) ? count - first : ARRAY_SIZE(chunk);
+
+        state = generate_floats(chunk, n, state, recipe);
+        et_zephyr_quantize_int8(chunk, dst + first, n, scale, zero_point);
     }
 }
 

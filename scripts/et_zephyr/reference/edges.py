@@ -76,3 +76,16 @@ def dequantize_per_tensor(values: torch.Tensor, scale: float, zero_point: int) -
     """(float)(q - zero_point) * (float)scale, in float32 (exact int-to-float, one rounding)."""
     centred = values.to(torch.int32) - zero_point
     return centred.to(torch.float32) * torch.tensor(scale, dtype=torch.float32)
+
+
+def quantize_int8(values: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
+    """The C API's et_zephyr_quantize_int8(), with which an application quantizes the float
+    data of an `--io int8` input: zero_point + the float32 product x * (1.0f / scale)
+    rounded to nearest even, saturated to int8 (NaN gives the zero point). Unlike the
+    program's own quantize operator it saturates at every magnitude and computes the same
+    on every core, so the host reference holds for any application data.
+    """
+    inv_scale = torch.tensor(1.0, dtype=torch.float32) / torch.tensor(scale, dtype=torch.float32)
+    product = values.to(torch.float32) * inv_scale  # one float32 rounding, as on the device
+    rounded = torch.round(product.nan_to_num(0.0).clamp(-256.0, 256.0)).to(torch.int32)
+    return (rounded + zero_point).clamp(-128, 127).to(torch.int8)

@@ -136,6 +136,8 @@ class Footprint:
     ram: dict[str, int] = field(default_factory=dict)
     flash_region: str = ""
     ram_region: str = ""
+    # The RAM bytes again, per memory region (e.g. DTCM, SRAM), where arenas were spread.
+    ram_by_region: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def flash_total(self) -> int:
@@ -149,6 +151,7 @@ class Footprint:
         return {
             "flash": {"region": self.flash_region, "total": self.flash_total, **self.flash},
             "ram": {"region": self.ram_region, "total": self.ram_total, **self.ram},
+            "ram_by_region": self.ram_by_region,
         }
 
 
@@ -160,6 +163,7 @@ class _OutputSection:
     executable: bool
     in_flash: bool
     in_ram: bool
+    region: str
 
 
 def classify(section: InputSection, executable: bool) -> str:
@@ -184,6 +188,9 @@ def measure(elf_path: Path, map_path: Path) -> Footprint:
         _add(footprint, output, PADDING, output.size - placed.get(output.name, 0))
     footprint.flash = _ordered(footprint.flash)
     footprint.ram = _ordered(footprint.ram)
+    footprint.ram_by_region = {
+        name: _ordered(sizes) for name, sizes in sorted(footprint.ram_by_region.items())
+    }
     return footprint
 
 
@@ -214,6 +221,8 @@ def _add(footprint: Footprint, output: _OutputSection, component: str, size: int
         footprint.flash[component] = footprint.flash.get(component, 0) + size
     if output.in_ram:
         footprint.ram[component] = footprint.ram.get(component, 0) + size
+        region = footprint.ram_by_region.setdefault(output.region, {})
+        region[component] = region.get(component, 0) + size
 
 
 def _ordered(sizes: dict[str, int]) -> dict[str, int]:
@@ -241,6 +250,7 @@ def _output_sections(elf_path: Path, regions: list[Region]) -> dict[str, _Output
                 executable=bool(flags & SH_FLAGS.SHF_EXECINSTR),
                 in_flash=loaded and flash is not None and flash.contains(load_address),
                 in_ram=flash is None or not flash.contains(address),
+                region=next((r.name for r in regions if r.contains(address)), ""),
             )
     return sections
 

@@ -18,10 +18,21 @@ def render_table(footprint: Footprint, other: Footprint | None = None) -> str:
     header = ["component", f"flash ({footprint.flash_region})", f"RAM ({footprint.ram_region})"]
     if other is not None:
         header = [header[0], header[1], "change", header[2], "change"]
+    regions = footprint.ram_by_region if len(footprint.ram_by_region) > 1 else {}
+    if other is None and regions:
+        # RAM spread over regions (arenas in DTCM and SRAM): a column for each, then the sum.
+        header = [header[0], header[1], *(f"RAM ({name})" for name in regions), "RAM"]
     rows = [header]
     for name in [*names, "total"]:
-        rows.append(_row(name, footprint, other))
+        row = _row(name, footprint, other)
+        if other is None and regions:
+            row[2:2] = [f"{_region_bytes(sizes, name):,}" for sizes in regions.values()]
+        rows.append(row)
     return "\n".join(format_table(rows, total_row=True))
+
+
+def _region_bytes(sizes: dict[str, int], name: str) -> int:
+    return sum(sizes.values()) if name == "total" else sizes.get(name, 0)
 
 
 def _row(name: str, footprint: Footprint, other: Footprint | None) -> list[str]:

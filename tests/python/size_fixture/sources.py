@@ -7,6 +7,8 @@ et-size puts exactly those bytes where they belong.
 
 MODEL_BYTES = 4096
 ARENA_BYTES = 3072
+# A second planned buffer in another memory region (et-export --fast-arena).
+SRAM_ARENA_BYTES = 2048
 STACK_BYTES = 1024
 REGISTRY_BYTES = 48 * 4
 APP_DATA_BYTES = 64 * 4
@@ -41,8 +43,13 @@ SOURCES = {
     """,
     "build/kws_model.c": f"""
         #include <stdint.h>
-        static uint8_t kws_planned_arena[{ARENA_BYTES}] __attribute__((aligned(16)));
-        uint8_t *et_arenas(void) {{ return kws_planned_arena; }}
+        static uint8_t kws_planned1_arena[{ARENA_BYTES}] __attribute__((aligned(16)));
+        static uint8_t kws_planned2_arena[{SRAM_ARENA_BYTES}] __attribute__((aligned(16), used))
+            __attribute__((section("SRAM.kws_planned2_arena")));
+        uint8_t *et_arenas(void) {{
+            kws_planned2_arena[0] = kws_planned1_arena[1];
+            return kws_planned1_arena;
+        }}
     """,
     "executorch/runtime/executor/method.cpp": """
         #include <stdint.h>

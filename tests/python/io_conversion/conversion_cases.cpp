@@ -1,0 +1,67 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * Runs lib/src/io_conversion.cpp (et_zephyr_quantize_int8, et_zephyr_dequantize_int8)
+ * over the cases test_io_conversion.py writes to cases.bin, on the host or on a
+ * Cortex-M under QEMU (semihosting gives fopen): groups of
+ * [uint32 count][float scale][int32 zero point][count floats]. For each group it
+ * writes the quantized bytes, then those bytes dequantized as floats, to results.bin.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <et_zephyr/et_zephyr.h>
+
+namespace {
+
+constexpr size_t kChunk = 256;
+
+void finish() {
+#if defined(__arm__)
+    register uint32_t reason __asm__("r0") = 0x18;    /* SYS_EXIT */
+    register uint32_t status __asm__("r1") = 0x20026; /* ADP_Stopped_ApplicationExit */
+    __asm__ volatile("bkpt 0xab" : : "r"(reason), "r"(status));
+#endif
+}
+
+bool read_exact(FILE *in, void *data, size_t size) {
+    return fread(data, 1, size, in) == size;
+}
+
+} // namespace
+
+int main() {
+    FILE *in = fopen("cases.bin", "rb");
+    FILE *out = fopen("results.bin", "wb");
+    if (in == nullptr || out == nullptr) {
+        puts("cannot open cases.bin or results.bin");
+        finish();
+        return 1;
+    }
+    static float values[kChunk];
+    static int8_t quantized[kChunk];
+    static float dequantized[kChunk];
+    uint32_t count;
+    while (read_exact(in, &count, sizeof(count))) {
+        float scale;
+        int32_t zero_point;
+        if (!read_exact(in, &scale, sizeof(scale)) ||
+            !read_exact(in, &zero_point, sizeof(zero_point)) || count > kChunk ||
+            !read_exact(in, values, count * sizeof(float))) {
+            puts("malformed cases.bin");
+            finish();
+            return 1;
+        }
+        et_zephyr_quantize_int8(values, quantized, count, scale, zero_point);
+        et_zephyr_dequantize_int8(quantized, dequantized, count, scale, zero_point);
+        fwrite(quantized, 1, count, out);
+        fwrite(dequantized, sizeof(float), count, out);
+    }
+    fclose(out);
+    puts("done");
+    finish();
+    return 0;
+}

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The firmware build's generator places a model's arenas in devicetree memory regions:
+one array per planned buffer of an et-export --fast-arena program, each in the section
+of the region Kconfig names, handed to et_zephyr_init() as planned_buffers; a region too
+small for the arenas placed in it fails the build with the bytes needed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import KWS_MODEL, REPO
+from et_zephyr.api import ExportOptions, export
+from et_zephyr.artifacts import write_outputs
+
+GENERATOR = REPO / "zephyr/cmake/et_zephyr_gen.py"
+
+
+@pytest.fixture(scope="module")
+def fast_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("kws-fast")
+    write_outputs(export(KWS_MODEL, ExportOptions(name="kws", fast_arena=12 * 1024)), out)
+    return out
+
+
+def _generate(export_dir: Path, out: Path, *regions: str) -> subprocess.CompletedProcess:
+    import executorch
+
+    wheel = Path(executorch.__path__[0])
+    command = [
+        sys.executable, str(GENERATOR), "--pte", str(export_dir / "kws.pte"), "--name", "kws",
+        "--manifest", str(export_dir / "kws.json"), "--conf", str(export_dir / "kws.conf"),
+        "--schemas", str(export_dir / "kws.schemas.yaml"), "--executorch-dir", str(wheel),
+        "--isa", "mve", "--cpu", "cortex-m55", "--no-kernel-sources", "--out-dir", str(out),
+        *(f"--region={region}" for region in regions),
+    ]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True)
+
+
+def test_each_planned_buffer_gets_its_own_array_in_its_region(fast_export, tmp_path) -> None:
+    run = _generate(fast_export, tmp_path, "planned2=ISRAM:4194304", "method=SRAM:2097152")
+    assert run.returncode == 0, run.stderr
+    source = (tmp_path / "kws_model.c").read_text()
+    assert "static uint8_t kws_planned1_arena[" in source
+    assert '__attribute__((section("ISRAM.kws_planned2_arena")))' in source
+    assert '__attribute__((section("SRAM.kws_method_arena")))' in source
+    assert "kws_planned_buffers[] = {kws_planned1_arena, kws_planned2_arena}" in source
+    assert ".num_planned_buffers = 2," in source and ".planned_arena = NULL," in source
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    subprocess.run(
+        [compiler, "-std=c11", "-Wall", "-Werror", "-c", f"-I{tmp_path}",
+         f"-I{REPO / 'lib/include'}", str(tmp_path / "kws_model.c"), "-o",
+         str(tmp_path / "kws_model.o")],
+        check=True,
+    )  # fmt: skip
+
+
+def test_a_region_too_small_names_the_bytes_needed(fast_export, tmp_path) -> None:
+    run = _generate(fast_export, tmp_path, "planned2=ISRAM:4096")
+    assert run.returncode != 0
+    assert "memory region ISRAM has 4096 bytes, the model's arenas placed there need" in run.stderr
+    assert "planned2" in run.stderr
+
+
+def test_a_one_buffer_program_keeps_one_arena(tmp_path) -> None:
+    single = tmp_path / "single"
+    write_outputs(export(KWS_MODEL, ExportOptions(name="kws")), single)
+    run = _generate(single, tmp_path / "gen", "planned1=SRAM:2097152")
+    assert run.returncode == 0, run.stderr
+    source = (tmp_path / "gen" / "kws_model.c").read_text()
+    assert '__attribute__((section("SRAM.kws_planned_arena")))' in source
+    assert ".num_planned_buffers = 0," in source
