@@ -27,6 +27,7 @@ from .analysis import mac_totals, operator_stats, portable_mac_operators
 from .artifacts import Artifacts, TestVectors, build_artifacts
 from .calibration import load_calibration_file, random_calibration
 from .compaction import compact_program
+from .constant_inputs import bind_constant_inputs
 from .errors import ExportError, first_line
 from .int8_edges import EdgeQuantization
 from .io_mode import FLOAT_IO, IOMode
@@ -68,7 +69,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     """Export a model to a Cortex-M program and everything the build needs."""
     _seed_everything(options.seed)
     target = resolve_target(options.target, options.isa)
-    bundle = load_model(model) if isinstance(model, str) else model
+    bundle = bind_constant_inputs(load_model(model) if isinstance(model, str) else model)
     name = options.name or _default_name(bundle)
     _check_example_inputs(bundle)
     calibration, held_out = _split_data(bundle, options)

@@ -78,11 +78,16 @@ def _bundle_from_factory_result(result: object, where: str, path: Path) -> Model
 
 
 def _as_inputs(value: object, where: str, what: str) -> Inputs:
+    """Tensors (dense copies); Python numbers pass through, to become constants of the
+    program (constant_inputs.py)."""
     if isinstance(value, torch.Tensor):
         value = (value,)
-    if isinstance(value, (tuple, list)) and all(isinstance(v, torch.Tensor) for v in value):
-        return tuple(_dense(tensor) for tensor in value)
-    raise ExportError(f"{where}(): {what} must be a tensor or a tuple of tensors")
+    numbers = (bool, int, float)
+    if isinstance(value, (tuple, list)) and all(
+        isinstance(v, (torch.Tensor, *numbers)) for v in value
+    ):
+        return tuple(_dense(v) if isinstance(v, torch.Tensor) else v for v in value)  # type: ignore[misc]
+    raise ExportError(f"{where}(): {what} must be a tensor or a tuple of tensors (and numbers)")
 
 
 def _dense(tensor: torch.Tensor) -> torch.Tensor:

@@ -180,3 +180,20 @@ class StridedStem(nn.Module):
 def strided_stem() -> tuple:
     torch.manual_seed(0)
     return StridedStem(), _samples((1, 3, 32, 32), 1)[0], _samples((1, 3, 32, 32), 8)
+
+
+class ScaledSum(nn.Module):
+    """x + alpha * y with alpha a Python number, as ExecuTorch's own add tests pass it."""
+
+    def forward(self, x: torch.Tensor, alpha: float, y: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x + y * alpha)
+
+
+def scaled_sum() -> tuple:
+    samples = [(torch.randn(1, 8), 0.5, torch.randn(1, 8)) for _ in range(8)]
+    return ScaledSum(), samples[0], samples
+
+
+def scaled_sum_varying() -> tuple:
+    samples = [(torch.randn(1, 8), 0.5 + k, torch.randn(1, 8)) for k in range(8)]
+    return ScaledSum(), samples[0], samples

@@ -41,7 +41,8 @@ def _generate(export_dir: Path, out: Path, *regions: str) -> subprocess.Complete
 
 
 def test_each_planned_buffer_gets_its_own_array_in_its_region(fast_export, tmp_path) -> None:
-    run = _generate(fast_export, tmp_path, "planned2=ISRAM:4194304", "method=SRAM:2097152")
+    # Sizes as Zephyr's dt_reg_size() gives them (hex) or in decimal.
+    run = _generate(fast_export, tmp_path, "planned2=ISRAM:0x400000", "method=SRAM:2097152")
     assert run.returncode == 0, run.stderr
     source = (tmp_path / "kws_model.c").read_text()
     assert "static uint8_t kws_planned1_arena[" in source
@@ -61,7 +62,7 @@ def test_each_planned_buffer_gets_its_own_array_in_its_region(fast_export, tmp_p
 
 
 def test_a_region_too_small_names_the_bytes_needed(fast_export, tmp_path) -> None:
-    run = _generate(fast_export, tmp_path, "planned2=ISRAM:4096")
+    run = _generate(fast_export, tmp_path, "planned2=ISRAM:0x1000")
     assert run.returncode != 0
     assert "memory region ISRAM has 4096 bytes, the model's arenas placed there need" in run.stderr
     assert "planned2" in run.stderr

@@ -468,9 +468,13 @@ def parse_region(text: str) -> tuple[str, Region]:
     """ARENA=SECTION:SIZE, ARENA one of planned1, planned2, method, temp."""
     arena, _, rest = text.partition("=")
     section, _, size = rest.rpartition(":")
-    if arena not in ("planned1", "planned2", "method", "temp") or not section or not size.isdigit():
+    try:
+        size_bytes = int(size, 0)  # Zephyr's dt_reg_size() gives hex: 0x400000
+    except ValueError:
+        size_bytes = -1
+    if arena not in ("planned1", "planned2", "method", "temp") or not section or size_bytes < 0:
         raise argparse.ArgumentTypeError(f"--region {text!r} is not ARENA=SECTION:SIZE")
-    return arena, Region(section, int(size))
+    return arena, Region(section, size_bytes)
 
 
 def region_of(regions: dict[str, Region], kind: str) -> Region | None:
