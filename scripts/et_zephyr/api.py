@@ -29,6 +29,7 @@ from .calibration import load_calibration_file, random_calibration
 from .compaction import compact_program
 from .constant_inputs import bind_constant_inputs
 from .errors import ExportError, first_line
+from .float_fallback import decompose_float_preserved_ops
 from .int8_edges import EdgeQuantization
 from .io_mode import FLOAT_IO, IOMode
 from .io_spec import program_io, with_program_dim_orders
@@ -144,7 +145,7 @@ def _lower(
     else:
         edge = npu.delegate_to_npu(fake_quant, prepared.example_inputs, npu_spec)
         quantized_edges = EdgeQuantization()
-    lowered = pipeline.lower_to_cortex_m(edge, target)
+    lowered = decompose_float_preserved_ops(pipeline.lower_to_cortex_m(edge, target))
     pipeline.remove_noop_pads(lowered)
     pipeline.convolve_single_channel_inputs(lowered, target)
     pipeline.drop_unused_constants(lowered)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import executorch
 import torch
+from executorch.exir.dialects.edge._ops import EdgeOpOverload
 from executorch.exir.operator.convert import to_out_variant
 from torch.export import ExportedProgram
 from torch.fx import Node
@@ -39,12 +40,18 @@ def runs_on(operator: str) -> str:
 
 
 def out_variant_name(node: Node) -> str | None:
-    """The name the .pte will call this node's operator by, if it has one."""
+    """The name the .pte will call this node's operator by, if it has one: found as
+    ExecuTorch's ToOutVarPass finds it (an Edge operator's own to_out_variant(), which
+    also resolves aten::pow.Tensor_Scalar, where the plain aten lookup trips over
+    aten::pow.int_to_int)."""
     target = getattr(node.target, "_op", node.target)
     if not isinstance(target, torch._ops.OpOverload):
         return None
     try:
-        out, _ = to_out_variant(target)
+        if isinstance(node.target, EdgeOpOverload):
+            out = node.target.to_out_variant()
+        else:
+            out, _ = to_out_variant(target)
     except Exception:
         return f"{target._schema.name}.{target._schema.overload_name or 'default'}"
     return f"{out._schema.name}.{out._schema.overload_name}"
