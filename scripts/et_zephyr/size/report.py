@@ -21,7 +21,7 @@ def render_table(footprint: Footprint, other: Footprint | None = None) -> str:
     regions = footprint.ram_by_region if len(footprint.ram_by_region) > 1 else {}
     if other is None and regions:
         # RAM spread over regions (arenas in DTCM and SRAM): a column for each, then the sum.
-        header = [header[0], header[1], *(f"RAM ({name})" for name in regions), "RAM"]
+        header = [header[0], header[1], *(f"RAM ({name})" for name in regions), "RAM total"]
     rows = [header]
     for name in [*names, "total"]:
         row = _row(name, footprint, other)
