@@ -8,7 +8,7 @@ method allocator, and the MACs and their share on CMSIS-NN kernels. Firmware
 flash, RAM and instructions per inference are measured on QEMU by hand and
 recorded in benchmarks/RESULTS.md.
 
-    python benchmarks/mlperf_tiny.py [--targets cortex-m55,cortex-m33,cortex-m3]
+    python benchmarks/mlperf_tiny.py [--targets cortex-m55,cortex-m33,cortex-m3] [--io int8]
 """
 
 from __future__ import annotations
@@ -29,12 +29,14 @@ MODELS = {
 COLUMNS = ("model", "target", ".pte", "arena", "lower bound", "ratio", "method", "MACs", "CMSIS-NN")
 
 
-def measure(model: str, target: str) -> tuple[str, ...]:
+def measure(model: str, target: str, io: str) -> tuple[str, ...]:
     from et_zephyr.api import ExportOptions, export
+    from et_zephyr.io_mode import parse_io
     from et_zephyr.runtime_quiet import quiet_imports
 
+    options = ExportOptions(target=target, verify=False, io=parse_io(io))
     with quiet_imports():
-        manifest = export(model, ExportOptions(target=target, verify=False)).manifest
+        manifest = export(model, options).manifest
     memory = manifest["memory"]
     planned = sum(entry["bytes"] for entry in memory["planned"])
     bound = memory["planned_lower_bound"]
@@ -53,11 +55,13 @@ def measure(model: str, target: str) -> tuple[str, ...]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", default="cortex-m55,cortex-m33,cortex-m3")
-    targets = parser.parse_args().targets.split(",")
+    parser.add_argument("--io", default="float", help="et-export's --io (default: float)")
+    args = parser.parse_args()
+    targets = args.targets.split(",")
     rows = [COLUMNS]
     for name, model in MODELS.items():
         for target in targets:
-            rows.append((name, target, *measure(model, target)))
+            rows.append((name, target, *measure(model, target, args.io)))
             print(f"  measured {name} for {target}", file=sys.stderr)
     from et_zephyr.table import format_table
 
