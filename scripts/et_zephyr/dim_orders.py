@@ -111,12 +111,15 @@ def _dim_order(node: Node) -> tuple[int, ...] | None:
 def _in_default_order(tensor: Node, user: Node) -> bool:
     """Whether the portable operator `user` can take this tensor as it is. A view_copy
     becomes a view of its input's memory (ExecutorchBackendConfig.remove_view_copy), no
-    kernel: it needs the input's bytes in the default order, not its dim order's name."""
+    kernel: it needs the input's bytes in the default order, not its dim order's name.
+    Not one whose result is a program output (an INT8 output with --io int8): that stays
+    a kernel call, and the portable kernel checks the dim orders' names."""
     order = _dim_order(tensor)
     if order is None or tuple(order) == tuple(range(len(order))):
         return True
     value = tensor.meta["val"]
-    return _op_name(user) == "aten::view_copy" and _same_bytes(value.shape, order)
+    is_output = any(consumer.op == "output" for consumer in user.users)
+    return _op_name(user) == "aten::view_copy" and not is_output and _same_bytes(value.shape, order)
 
 
 def _outputs(node: Node) -> list[Node]:

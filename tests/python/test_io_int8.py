@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import KWS_MODEL, MODELS
+from conftest import KWS_MODEL, MODELS, REPO
 from et_zephyr.api import ExportOptions, export
 from et_zephyr.artifacts import Artifacts, write_outputs
 from et_zephyr.cli import main
@@ -155,3 +155,18 @@ def test_cli_reports_the_int8_edges(tmp_path, capsys) -> None:
     report = capsys.readouterr().out
     assert "INT8 edges         input 0 int8 (scale " in report
     assert "; output 0 int8 (scale " in report
+
+
+def test_a_view_that_becomes_an_output_gets_default_order_bytes(tmp_path) -> None:
+    """operators.py's flattened average pool is an output: with INT8 outputs its view_copy
+    stays a portable kernel call (not a view of the pool's memory), which takes only the
+    default dim order; the emulator, which checks that as the device does, replays it."""
+    model = f"{REPO / 'tests/models/operators.py'}:ops"
+    artifacts = export(model, ExportOptions(name="ops", io=IOMode("int8", "int8")))
+    operators = artifacts.manifest["operators"]
+    assert "aten::view_copy.out" in operators
+    assert "dim_order_ops::_to_dim_order_copy.out" in operators
+    vectors, results = _replayed(artifacts, tmp_path)
+    for v, outputs in enumerate(results):
+        for o, output in enumerate(outputs):
+            assert output.numpy().tobytes() == vectors[f"output_{o}"][v].tobytes()
