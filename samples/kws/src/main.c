@@ -104,18 +104,27 @@ static size_t argmax(const float *y, size_t n) {
     return best;
 }
 
-/* Recognized class and its softmax probability, when output 0 holds float scores. */
+/* Recognized class and its softmax probability, when output 0 holds scores: float32, or
+ * INT8 (et-export --io int8) dequantized with et_zephyr_output_float(). */
 static void print_result(int index, uint32_t cycles) {
     struct et_zephyr_tensor_info out;
+    static float dequantized[64];
     char score[16];
     char logit[16];
+    const float *y = NULL;
 
-    if (et_zephyr_output_info(&model, 0, &out) != ET_ZEPHYR_OK ||
-        out.dtype != ET_ZEPHYR_DTYPE_FLOAT32 || out.numel == 0) {
+    if (et_zephyr_output_info(&model, 0, &out) != ET_ZEPHYR_OK) {
+        out.numel = 0;
+    } else if (out.dtype == ET_ZEPHYR_DTYPE_FLOAT32) {
+        y = out.data;
+    } else if (out.dtype == ET_ZEPHYR_DTYPE_INT8 && out.numel <= ARRAY_SIZE(dequantized) &&
+               et_zephyr_output_float(&model, 0, dequantized, out.numel) == ET_ZEPHYR_OK) {
+        y = dequantized;
+    }
+    if (y == NULL || out.numel == 0) {
         printk("input %d: %u cycles\n", index, cycles);
         return;
     }
-    const float *y = out.data;
     size_t best = argmax(y, out.numel);
     float sum = 0.0f;
 
