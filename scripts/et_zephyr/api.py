@@ -84,6 +84,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
     for node in pipeline.fold_batch_norm(graph):
         options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
+    pipeline.scale_alpha_operands(graph)
     # Quantization rewrites the graph it is given; et-compare's float values need it as it was.
     float_graph = copy.deepcopy(graph) if options.layer_data else None
     quantizer = npu.quantizer(npu_spec) if npu_spec else CortexMQuantizer()

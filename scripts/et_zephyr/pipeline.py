@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """The export pipeline, one named step per concern, in the order they run.
 
-prepare_model -> capture_graph -> fold_batch_norm -> quantize -> to_edge_dialect
--> lower_to_cortex_m -> remove_noop_pads -> convolve_single_channel_inputs
+prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands -> quantize
+-> to_edge_dialect -> take_int8_edges (int8_edges.py, with --io int8)
+-> lower_to_cortex_m -> decompose_float_preserved_ops (float_fallback.py) -> remove_noop_pads -> convolve_single_channel_inputs
 -> drop_unused_constants -> default_dim_order_for_portable (dim_orders.py)
 -> check_kernels (kernels.py) -> expose_activations (if asked)
--> run_on_host (the reference) -> plan_and_serialize -> compact_program (compaction.py)
+-> run_on_host (the reference) -> plan_and_serialize (offset_planner.py, fast_memory.py)
+-> compact_program (compaction.py)
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ _CONVOLUTIONS = {
 _CORTEX_M_PAD = exir_ops.edge.cortex_m.pad.default
 _CORTEX_M_CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
 _CORTEX_M_DEPTHWISE_CONV = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
+_ALPHA_OPERATORS = {torch.ops.aten.add.Tensor, torch.ops.aten.sub.Tensor}
 _BATCH_NORMS = {
     torch.ops.aten.batch_norm.default,
     torch.ops.aten._native_batch_norm_legit_no_training.default,
@@ -140,6 +143,30 @@ def fold_batch_norm(graph: GraphModule) -> list[str]:
     _fuse_conv_bn_(graph)
     _fuse_linear_bn_(graph)
     return [node.name for node in graph.graph.nodes if node.target in _BATCH_NORMS]
+
+
+def scale_alpha_operands(graph: GraphModule) -> int:
+    """Write `add(x, y, alpha=a)` (and `sub`) as `add(x, y * a)`: the Cortex-M passes
+    refuse an alpha ("Expecting kwargs for aten op IR to be empty"), an explicit scaling
+    quantizes like any other product. Returns how many changed."""
+    changed = 0
+    for node in list(graph.graph.nodes):
+        alpha = node.kwargs.get("alpha", 1) if node.target in _ALPHA_OPERATORS else 1
+        if alpha == 1 or not isinstance(node.args[1], torch.fx.Node):
+            continue
+        operand = node.args[1]
+        with graph.graph.inserting_before(node):
+            scaled = graph.graph.call_function(torch.ops.aten.mul.Tensor, (operand, alpha))
+        value = operand.meta.get("val")
+        if value is not None:
+            with value.fake_mode:
+                scaled.meta["val"] = value * alpha
+        scaled.meta["stack_trace"] = node.meta.get("stack_trace")
+        node.args = (node.args[0], scaled, *node.args[2:])
+        node.kwargs = {key: v for key, v in node.kwargs.items() if key != "alpha"}
+        changed += 1
+    graph.recompile()
+    return changed
 
 
 def quantize(

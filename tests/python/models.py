@@ -197,3 +197,19 @@ def scaled_sum() -> tuple:
 def scaled_sum_varying() -> tuple:
     samples = [(torch.randn(1, 8), 0.5 + k, torch.randn(1, 8)) for k in range(8)]
     return ScaledSum(), samples[0], samples
+
+
+class AlphaAdd(nn.Module):
+    """torch.add with alpha, as ExecuTorch's own add tests write it."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.add(x, y, alpha=0.5) - torch.sub(x, y, alpha=2)
+
+
+def alpha_add() -> tuple:
+    generator = torch.Generator().manual_seed(3)
+    samples = [
+        (torch.randn(4, 5, generator=generator) * 10, torch.randn(4, 5, generator=generator) * 4)
+        for _ in range(16)
+    ]
+    return AlphaAdd(), samples[0], samples
