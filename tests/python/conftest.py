@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +39,19 @@ def need_tools(*tools: str) -> None:
         if os.environ.get("CI"):
             pytest.fail(f"CI: {message}")
         pytest.skip(message)
+
+
+def run_semihosted(elf: Path, machine: str, core: str, cwd: Path) -> None:
+    """Run a semihosting test program (picolibc, --oslib=semihost) on one of QEMU's Arm
+    machines in `cwd`, where it reads and writes its files; it must print "done"."""
+    result = subprocess.run(
+        ["qemu-system-arm", "-machine", machine, "-cpu", core, "-display", "none",
+         "-monitor", "none", "-serial", "null", "-semihosting-config", "enable=on,target=native",
+         "-kernel", str(elf)],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    console = result.stdout + result.stderr
+    assert result.returncode == 0 and "done" in console, console
 
 
 def lowered_by_upstream(

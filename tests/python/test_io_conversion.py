@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import REPO, need_tools
+from conftest import REPO, need_tools, run_semihosted
 from et_zephyr.reference import edges
 
 SOURCES = [
@@ -135,14 +135,7 @@ def test_cortex_m_matches_the_reference(
          *map(str, SOURCES), "-o", str(elf)],
         check=True,
     )  # fmt: skip
-    run = subprocess.run(
-        ["qemu-system-arm", "-machine", machine, "-cpu", core, "-display", "none",
-         "-monitor", "none", "-serial", "null", "-semihosting-config", "enable=on,target=native",
-         "-kernel", str(elf)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    console = run.stdout + run.stderr
-    assert run.returncode == 0 and "done" in console, console
+    run_semihosted(elf, machine, core, tmp_path)
     _compare((tmp_path / "results.bin").read_bytes(), groups)
 
 

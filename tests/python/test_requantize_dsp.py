@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import torch
-from conftest import REPO, need_tools
+from conftest import REPO, need_tools, run_semihosted
 from et_zephyr.reference import fixed_point
 
 SOURCE = Path(__file__).parent / "requantize_dsp" / "requantize_cases.cpp"
@@ -88,14 +88,7 @@ def run_on_cortex_m4(out_dir: Path) -> bytes:
          str(SOURCE), "-o", str(elf)],
         check=True,
     )  # fmt: skip
-    result = subprocess.run(
-        ["qemu-system-arm", "-machine", "mps2-an386", "-cpu", "cortex-m4", "-display", "none",
-         "-monitor", "none", "-serial", "null", "-semihosting-config", "enable=on,target=native",
-         "-kernel", str(elf)],
-        cwd=out_dir, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    console = result.stdout + result.stderr
-    assert result.returncode == 0 and "done" in console, console
+    run_semihosted(elf, "mps2-an386", "cortex-m4", out_dir)
     return (out_dir / "requantized.bin").read_bytes()
 
 
