@@ -382,11 +382,25 @@ int input_meta(const Model *m, size_t index, et::TensorInfo *out) {
     return ET_ZEPHYR_OK;
 }
 
-/* Whether an input's or output's info is INT8 with a scale and zero point. */
-int check_quantized(const struct et_zephyr_tensor_info &info, const char *what, size_t index) {
-    if (info.dtype != ET_ZEPHYR_DTYPE_INT8 || !info.quantized) {
-        ETZ_ERR("%s %lu is not an INT8 tensor with known scale and zero point", what,
-                static_cast<unsigned long>(index));
+/* What et_zephyr_set_input_float() and et_zephyr_output_float() check alike: a float
+ * buffer of the tensor's element count, and a tensor of float32 or of INT8 with a known
+ * scale and zero point. */
+int check_float_view(const et_zephyr_tensor_info &info, const void *floats, size_t count,
+                     const char *what, size_t index) {
+    if (floats == nullptr) {
+        ETZ_ERR("%s %lu: no float buffer given", what, static_cast<unsigned long>(index));
+        return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
+    }
+    if (count != info.numel) {
+        ETZ_ERR("%s %lu has %lu elements, a buffer of %lu floats given", what,
+                static_cast<unsigned long>(index), static_cast<unsigned long>(info.numel),
+                static_cast<unsigned long>(count));
+        return ET_ZEPHYR_ERR_SIZE_MISMATCH;
+    }
+    if (info.dtype != ET_ZEPHYR_DTYPE_FLOAT32 &&
+        (info.dtype != ET_ZEPHYR_DTYPE_INT8 || !info.quantized)) {
+        ETZ_ERR("%s %lu is neither float32 nor an INT8 tensor with known scale and zero point",
+                what, static_cast<unsigned long>(index));
         return ET_ZEPHYR_ERR_DTYPE_MISMATCH;
     }
     return ET_ZEPHYR_OK;
@@ -798,25 +812,14 @@ int et_zephyr_set_input_float(struct et_zephyr_model *model, size_t index, const
                               size_t count) {
     struct et_zephyr_tensor_info info;
     int rc = et_zephyr_input_info(model, index, &info);
+    if (rc == ET_ZEPHYR_OK) {
+        rc = check_float_view(info, data, count, "input", index);
+    }
     if (rc != ET_ZEPHYR_OK) {
         return rc;
-    }
-    if (data == nullptr) {
-        ETZ_ERR("set_input_float: no data given");
-        return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
-    }
-    if (count != info.numel) {
-        ETZ_ERR("set_input_float: input %lu has %lu elements, %lu given",
-                static_cast<unsigned long>(index), static_cast<unsigned long>(info.numel),
-                static_cast<unsigned long>(count));
-        return ET_ZEPHYR_ERR_SIZE_MISMATCH;
     }
     if (info.dtype == ET_ZEPHYR_DTYPE_FLOAT32) {
         return et_zephyr_set_input(model, index, data, count * sizeof(float));
-    }
-    rc = check_quantized(info, "input", index);
-    if (rc != ET_ZEPHYR_OK) {
-        return rc;
     }
     void *buffer = nullptr;
     rc = et_zephyr_input_buffer(model, index, &buffer, nullptr);
@@ -832,29 +835,19 @@ int et_zephyr_output_float(const struct et_zephyr_model *model, size_t index, fl
                            size_t count) {
     struct et_zephyr_tensor_info info;
     int rc = et_zephyr_output_info(model, index, &info);
+    if (rc == ET_ZEPHYR_OK) {
+        rc = check_float_view(info, dst, count, "output", index);
+    }
     if (rc != ET_ZEPHYR_OK) {
         return rc;
     }
-    if (dst == nullptr) {
-        ETZ_ERR("output_float: no destination given");
-        return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
-    }
-    if (count != info.numel) {
-        ETZ_ERR("output_float: output %lu has %lu elements, room for %lu given",
-                static_cast<unsigned long>(index), static_cast<unsigned long>(info.numel),
-                static_cast<unsigned long>(count));
-        return ET_ZEPHYR_ERR_SIZE_MISMATCH;
-    }
     if (info.dtype == ET_ZEPHYR_DTYPE_FLOAT32) {
         std::memcpy(dst, info.data, count * sizeof(float));
-        return ET_ZEPHYR_OK;
-    }
-    rc = check_quantized(info, "output", index);
-    if (rc == ET_ZEPHYR_OK) {
+    } else {
         et_zephyr_dequantize_int8(static_cast<const int8_t *>(info.data), dst, count, info.scale,
                                   info.zero_point);
     }
-    return rc;
+    return ET_ZEPHYR_OK;
 }
 
 int et_zephyr_run(struct et_zephyr_model *handle) {
