@@ -35,7 +35,7 @@ from et_zephyr.runtime_quiet import quiet_imports  # noqa: E402
 
 with quiet_imports():
     import torch
-    from et_zephyr.analysis import mac_totals, operator_stats
+    from et_zephyr.analysis import OperatorStats, mac_totals, operator_stats
     from et_zephyr.api import ExportOptions, export
     from et_zephyr.errors import ExportError, first_line
     from et_zephyr.kernels import PORTABLE
@@ -98,8 +98,8 @@ def cases(pattern: str = "") -> Iterator[Case]:
                         yield Case(name, case.model, case.get_example_inputs(), xfails.get(key, ""))
 
 
-def _outcome(graph: torch.fx.GraphModule) -> Outcome:
-    stats = operator_stats(graph)
+def _outcome(stats: dict[str, OperatorStats]) -> Outcome:
+    """An exported program's outcome from its operators."""
     macs = mac_totals(stats)
     share = macs["cmsis_nn"] / macs["total"] if macs["total"] else None
     portable = tuple(name for name, entry in stats.items() if entry.runs_on == PORTABLE)
@@ -117,13 +117,7 @@ def run_et_export(case: Case, target: str) -> Outcome:
         return Outcome(False, error=str(error))
     except Exception as error:  # what et-export must never let through as a traceback
         return Outcome(False, error=f"{type(error).__name__}: {first_line(error)}", traceback=True)
-    manifest = artifacts.manifest
-    macs = manifest["macs"]
-    share = macs["cmsis_nn"] / macs["total"] if macs["total"] else None
-    portable = tuple(
-        name for name, entry in manifest["operators"].items() if entry["runs_on"] == PORTABLE
-    )
-    return Outcome(True, share, portable)
+    return _outcome(artifacts.stats)
 
 
 def run_upstream(case: Case, target: str) -> Outcome:
@@ -138,7 +132,7 @@ def run_upstream(case: Case, target: str) -> Outcome:
             program = tester.get_artifact().exported_program()
     except Exception as error:
         return Outcome(False, error=f"{type(error).__name__}: {first_line(error)}")
-    return _outcome(program.graph_module)
+    return _outcome(operator_stats(program.graph_module))
 
 
 def _upstream_cpu(target: str) -> object:

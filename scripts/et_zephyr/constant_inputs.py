@@ -11,9 +11,7 @@ from __future__ import annotations
 import torch
 
 from .errors import ExportError
-from .loading import ModelBundle
-
-_NUMBERS = (bool, int, float)
+from .loading import NUMBERS, ModelBundle
 
 
 class _WithConstants(torch.nn.Module):
@@ -36,7 +34,7 @@ def bind_constant_inputs(bundle: ModelBundle) -> ModelBundle:
     if all(isinstance(value, torch.Tensor) for value in example):
         return bundle
     for index, value in enumerate(example):
-        if not isinstance(value, (torch.Tensor, *_NUMBERS)):
+        if not isinstance(value, (torch.Tensor, *NUMBERS)):
             raise ExportError(
                 f"example input {index} is a {type(value).__name__}: inputs must be tensors "
                 "(or Python numbers, which become constants of the program)"

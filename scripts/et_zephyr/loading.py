@@ -14,6 +14,8 @@ import torch
 from .errors import ExportError
 
 Inputs = tuple[torch.Tensor, ...]
+# Example inputs that may be Python numbers: they become constants (constant_inputs.py).
+NUMBERS = (bool, int, float)
 
 
 @dataclass
@@ -82,9 +84,8 @@ def _as_inputs(value: object, where: str, what: str) -> Inputs:
     program (constant_inputs.py)."""
     if isinstance(value, torch.Tensor):
         value = (value,)
-    numbers = (bool, int, float)
     if isinstance(value, (tuple, list)) and all(
-        isinstance(v, (torch.Tensor, *numbers)) for v in value
+        isinstance(v, (torch.Tensor, *NUMBERS)) for v in value
     ):
         return tuple(_dense(v) if isinstance(v, torch.Tensor) else v for v in value)  # type: ignore[misc]
     raise ExportError(f"{where}(): {what} must be a tensor or a tuple of tensors (and numbers)")
