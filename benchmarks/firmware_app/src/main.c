@@ -5,8 +5,9 @@
  * times, print every output's bytes ("BENCH_OUTPUT <output> <hex>"), the argmax
  * of a float or INT8 output 0 ("BENCH_ARGMAX <index>"), with stack.conf the bytes of
  * the main and interrupt stacks ever used ("BENCH_STACK main|isr <used> of <size>")
- * and "BENCH_DONE ok" (or the failing call's status). benchmarks/firmware.py counts the instructions of each
- * inference under QEMU and compares the printed bytes with the host reference.
+ * and "BENCH_DONE ok" (or the failing call's status). benchmarks/firmware.py counts
+ * the instructions of each inference under QEMU and compares the printed bytes with
+ * the host reference.
  */
 
 #include <stdbool.h>
@@ -64,6 +65,21 @@ static void print_stack_use(void) {
 }
 #endif
 
+/* The index of the largest element of a float32 or INT8 output (--io int8: its scale is
+ * positive, so the INT8 order is the float one). */
+static size_t argmax(const struct et_zephyr_tensor_info *out) {
+    size_t best = 0;
+
+    for (size_t i = 1; i < out->numel; i++) {
+        bool larger = out->dtype == ET_ZEPHYR_DTYPE_INT8
+                          ? ((const int8_t *)out->data)[i] > ((const int8_t *)out->data)[best]
+                          : ((const float *)out->data)[i] > ((const float *)out->data)[best];
+
+        best = larger ? i : best;
+    }
+    return best;
+}
+
 static int fail(const char *what, int rc) {
     printk("BENCH_DONE %s: %s\n", what, et_zephyr_status_str(rc));
     return 0;
@@ -95,23 +111,9 @@ int main(void) {
             return fail("et_zephyr_output_info", rc);
         }
         print_output((int)o, &out);
-        if (o == 0 && out.dtype == ET_ZEPHYR_DTYPE_FLOAT32 && out.numel > 0) {
-            const float *y = out.data;
-            size_t best = 0;
-
-            for (size_t i = 1; i < out.numel; i++) {
-                best = y[i] > y[best] ? i : best;
-            }
-            printk("BENCH_ARGMAX %u\n", (unsigned int)best);
-        } else if (o == 0 && out.dtype == ET_ZEPHYR_DTYPE_INT8 && out.numel > 0) {
-            /* --io int8: the scale is positive, so the INT8 order is the float one. */
-            const int8_t *y = out.data;
-            size_t best = 0;
-
-            for (size_t i = 1; i < out.numel; i++) {
-                best = y[i] > y[best] ? i : best;
-            }
-            printk("BENCH_ARGMAX %u\n", (unsigned int)best);
+        if (o == 0 && out.numel > 0 &&
+            (out.dtype == ET_ZEPHYR_DTYPE_FLOAT32 || out.dtype == ET_ZEPHYR_DTYPE_INT8)) {
+            printk("BENCH_ARGMAX %u\n", (unsigned int)argmax(&out));
         }
     }
 #if defined(CONFIG_INIT_STACKS) && defined(CONFIG_THREAD_STACK_INFO)
