@@ -477,6 +477,11 @@ def parse_region(text: str) -> tuple[str, Region]:
     return arena, Region(section, size_bytes)
 
 
+def aligned16(size: int) -> int:
+    """A size rounded up to the 16 bytes every arena and planned buffer is aligned to."""
+    return (size + 15) // 16 * 16
+
+
 def region_of(regions: dict[str, Region], kind: str) -> Region | None:
     """The region of an arena; a single planned buffer is memory id 1's."""
     return regions.get("planned1" if kind == "planned" else kind)
@@ -490,7 +495,7 @@ def check_regions(regions: dict[str, Region], placed: dict[str, int]) -> None:
         if region is not None and size:
             per_section.setdefault(region.section, []).append((kind, size))
     for section, arenas in per_section.items():
-        need = sum((size + 15) // 16 * 16 for _, size in arenas)
+        need = sum(aligned16(size) for _, size in arenas)
         have = next(r.size for r in regions.values() if r.section == section)
         if need > have:
             names = ", ".join(f"{kind} {size} B" for kind, size in arenas)
@@ -511,7 +516,7 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
     def pick(option: str, kconfig: int, fallback: int) -> int:
         return kconfig if kconfig > 0 else conf.get(option, fallback)
 
-    planned_need = sum((b + 15) // 16 * 16 for b in planned)
+    planned_need = sum(aligned16(b) for b in planned)
     planned_size = pick("CONFIG_ET_ZEPHYR_PLANNED_ARENA_SIZE", args.planned_arena, planned_need)
     if planned_size < planned_need:
         raise GenError(
@@ -522,7 +527,7 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
     if args.method_arena <= 0 and "CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE" in conf:
         # et-export computes this for 32-bit; allow for alignment padding it may miss
         # (seen: 4 bytes short for a cortex-m3 export).
-        method_size = (method_size + METHOD_ARENA_SLACK + 15) // 16 * 16
+        method_size = aligned16(method_size + METHOD_ARENA_SLACK)
     temp_size = pick("CONFIG_ET_ZEPHYR_TEMP_ARENA_SIZE", args.temp_arena, 0)
 
     section = args.model_section
