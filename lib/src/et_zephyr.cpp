@@ -59,6 +59,12 @@ template <typename T> class Slot {
         ptr_ = new (storage_) T(std::forward<Args>(args)...);
         return ptr_;
     }
+    /* Constructs the T that make() returns by value in place: C++17's guaranteed
+     * elision keeps it off the stack (a Result<Method> is a few hundred bytes). */
+    template <typename Make> T *emplace_returned(Make make) {
+        ptr_ = new (storage_) T(make());
+        return ptr_;
+    }
     void destroy() {
         if (ptr_ != nullptr) {
             ptr_->~T();
@@ -93,10 +99,13 @@ struct Model {
     et::Span<uint8_t> planned_spans[ET_ZEPHYR_MAX_PLANNED_BUFFERS];
     Slot<et::HierarchicalAllocator> planned;
     Slot<et::MemoryManager> memory;
-    Slot<et::Method> method;
+    Slot<et::Result<et::Method>> loaded;
+
+    /* The loaded method; null before a successful load (a failed one is destroyed). */
+    et::Method *method() const { return loaded.get() != nullptr ? &loaded.get()->get() : nullptr; }
 
     void destroy() {
-        method.destroy();
+        loaded.destroy();
         memory.destroy();
         planned.destroy();
         temp_alloc.destroy();
@@ -117,7 +126,7 @@ Model *as_model(et_zephyr_model *m) {
 
 const Model *ready(const et_zephyr_model *m) {
     const Model *model = reinterpret_cast<const Model *>(m);
-    if (model == nullptr || model->magic != kMagic || model->method.get() == nullptr) {
+    if (model == nullptr || model->magic != kMagic || model->method() == nullptr) {
         return nullptr;
     }
     return model;
@@ -309,8 +318,10 @@ int place_planned_buffers(const et_zephyr_config *cfg, const et_zephyr_requireme
     return ET_ZEPHYR_OK;
 }
 
-/* After OperatorMissing: name every operator the registry cannot serve. */
-void log_missing_operators(const void *pte, size_t pte_size, const char *method_name) {
+/* After OperatorMissing: name every operator the registry cannot serve. Not inlined:
+ * its name buffer stays off the stack while a method loads. */
+__attribute__((noinline)) void log_missing_operators(const void *pte, size_t pte_size,
+                                                     const char *method_name) {
     et_zephyr::pte::ProgramView view(pte, pte_size);
     et_zephyr::pte::MethodView method = view.method(method_name);
     const long n = method.num_operators();
@@ -366,7 +377,7 @@ int fill_info(aten::ScalarType dtype, size_t rank, const aten::SizesType *sizes,
 
 /* The method's description of input @p index (a tensor), or an error status. */
 int input_meta(const Model *m, size_t index, et::TensorInfo *out) {
-    const et::MethodMeta meta = m->method.get()->method_meta();
+    const et::MethodMeta meta = m->method()->method_meta();
     et::Result<et::Tag> tag = meta.input_tag(index);
     if (!tag.ok() || tag.get() != et::Tag::Tensor) {
         ETZ_ERR("input %lu is not a tensor", static_cast<unsigned long>(index));
@@ -402,6 +413,91 @@ int check_float_view(const et_zephyr_tensor_info &info, const void *floats, size
         ETZ_ERR("%s %lu is neither float32 nor an INT8 tensor with known scale and zero point",
                 what, static_cast<unsigned long>(index));
         return ET_ZEPHYR_ERR_DTYPE_MISMATCH;
+    }
+    return ET_ZEPHYR_OK;
+}
+
+/* Everything before the method: the program loaded and checked, the arenas laid
+ * out. Not inlined, nor is load_method(): their locals are not on the stack under
+ * the runtime's kernel lookup in Method::init, the main stack's deepest point. */
+__attribute__((noinline)) int prepare_memory(Model *m, const et_zephyr_config *cfg,
+                                             const char *method_name, et_zephyr_requirements *req) {
+    int rc = validate_before_load(cfg, method_name);
+    if (rc != ET_ZEPHYR_OK) {
+        return rc;
+    }
+
+    m->magic = kMagic; // destroy() may run from here on
+    m->loader.emplace(static_cast<const uint8_t *>(cfg->pte), cfg->pte_size);
+    rc = load_program(m->loader.get(), cfg->verify, &m->program);
+    if (rc == ET_ZEPHYR_OK) {
+        rc = read_requirements(*m->program.get(), cfg->pte, cfg->pte_size, method_name, req);
+    }
+    if (rc != ET_ZEPHYR_OK) {
+        m->destroy();
+        return rc;
+    }
+    if (req->num_inputs > 32) {
+        ETZ_ERR("init: method \"%s\" has %lu inputs; at most 32 are supported", method_name,
+                static_cast<unsigned long>(req->num_inputs));
+        m->destroy();
+        return ET_ZEPHYR_ERR_UNSUPPORTED;
+    }
+    rc = cfg->num_planned_buffers != 0 ? place_planned_buffers(cfg, *req, method_name, m)
+                                       : carve_planned_arena(cfg, *req, method_name, m);
+    if (rc != ET_ZEPHYR_OK) {
+        m->destroy();
+        return rc;
+    }
+    m->planned.emplace(et::Span<et::Span<uint8_t>>(m->planned_spans, req->num_planned_buffers));
+    m->method_alloc.emplace(static_cast<uint32_t>(cfg->method_arena_size), cfg->method_arena);
+    m->temp_alloc.emplace(static_cast<uint32_t>(cfg->temp_arena_size), cfg->temp_arena);
+    m->memory.emplace(m->method_alloc.get(), m->planned.get(), m->temp_alloc.get());
+    return ET_ZEPHYR_OK;
+}
+
+/* Loads the method into the model's arenas; on failure, says which arena or
+ * operator is at fault and destroys the model. */
+__attribute__((noinline)) int load_method(Model *m, const et_zephyr_config *cfg,
+                                          const char *method_name) {
+    et::EventTracer *tracer = nullptr;
+#if defined(ET_ZEPHYR_PROFILING)
+    if (g_profiler.get() == nullptr) {
+        g_profiler.emplace();
+    }
+    tracer = g_profiler.get();
+#endif
+    const et::Result<et::Method> *method = m->loaded.emplace_returned(
+        [&] { return m->program.get()->load_method(method_name, m->memory.get(), tracer); });
+    if (!method->ok()) {
+        const et::Error e = method->error();
+        int rc = ET_ZEPHYR_ERR_RUNTIME;
+        if (e == et::Error::MemoryAllocationFailed && m->method_alloc.get()->failed()) {
+            ETZ_ERR("init: method arena too small: %lu bytes given, at least %lu bytes needed "
+                    "(a %lu-byte allocation failed; the Kconfig fragment from et-export has the "
+                    "exact CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE)",
+                    static_cast<unsigned long>(cfg->method_arena_size),
+                    static_cast<unsigned long>(m->method_alloc.get()->least_needed()),
+                    static_cast<unsigned long>(m->method_alloc.get()->failed_request()));
+            rc = ET_ZEPHYR_ERR_METHOD_ARENA_TOO_SMALL;
+        } else if (e == et::Error::MemoryAllocationFailed && m->temp_alloc.get()->failed()) {
+            ETZ_ERR("init: temp arena too small: %lu bytes given, at least %lu bytes needed",
+                    static_cast<unsigned long>(cfg->temp_arena_size),
+                    static_cast<unsigned long>(m->temp_alloc.get()->least_needed()));
+            rc = ET_ZEPHYR_ERR_TEMP_ARENA_TOO_SMALL;
+        } else if (e == et::Error::OperatorMissing) {
+            log_missing_operators(cfg->pte, cfg->pte_size, method_name);
+            rc = ET_ZEPHYR_ERR_OPERATOR_MISSING;
+        } else if (e == et::Error::InvalidProgram) {
+            ETZ_ERR("init: method \"%s\" is malformed (error 0x%x): corrupt .pte", method_name,
+                    err_code(e));
+            rc = ET_ZEPHYR_ERR_INVALID_PROGRAM;
+        } else {
+            ETZ_ERR("init: loading method \"%s\" failed with runtime error 0x%x", method_name,
+                    err_code(e));
+        }
+        m->destroy();
+        return rc;
     }
     return ET_ZEPHYR_OK;
 }
@@ -515,79 +611,15 @@ int et_zephyr_init(struct et_zephyr_model *handle, const struct et_zephyr_config
         return ET_ZEPHYR_ERR_RUNTIME;
     }
 
-    rc = validate_before_load(cfg, method_name);
-    if (rc != ET_ZEPHYR_OK) {
-        return rc;
-    }
-
-    m->magic = kMagic; // destroy() may run from here on
-    m->loader.emplace(static_cast<const uint8_t *>(cfg->pte), cfg->pte_size);
-    rc = load_program(m->loader.get(), cfg->verify, &m->program);
     et_zephyr_requirements req{};
-    if (rc == ET_ZEPHYR_OK) {
-        rc = read_requirements(*m->program.get(), cfg->pte, cfg->pte_size, method_name, &req);
-    }
+    rc = prepare_memory(m, cfg, method_name, &req);
     if (rc != ET_ZEPHYR_OK) {
-        m->destroy();
         return rc;
     }
-    if (req.num_inputs > 32) {
-        ETZ_ERR("init: method \"%s\" has %lu inputs; at most 32 are supported", method_name,
-                static_cast<unsigned long>(req.num_inputs));
-        m->destroy();
-        return ET_ZEPHYR_ERR_UNSUPPORTED;
-    }
-    rc = cfg->num_planned_buffers != 0 ? place_planned_buffers(cfg, req, method_name, m)
-                                       : carve_planned_arena(cfg, req, method_name, m);
+    rc = load_method(m, cfg, method_name);
     if (rc != ET_ZEPHYR_OK) {
-        m->destroy();
         return rc;
     }
-    m->planned.emplace(et::Span<et::Span<uint8_t>>(m->planned_spans, req.num_planned_buffers));
-    m->method_alloc.emplace(static_cast<uint32_t>(cfg->method_arena_size), cfg->method_arena);
-    m->temp_alloc.emplace(static_cast<uint32_t>(cfg->temp_arena_size), cfg->temp_arena);
-    m->memory.emplace(m->method_alloc.get(), m->planned.get(), m->temp_alloc.get());
-
-    et::EventTracer *tracer = nullptr;
-#if defined(ET_ZEPHYR_PROFILING)
-    if (g_profiler.get() == nullptr) {
-        g_profiler.emplace();
-    }
-    tracer = g_profiler.get();
-#endif
-    et::Result<et::Method> method =
-        m->program.get()->load_method(method_name, m->memory.get(), tracer);
-    if (!method.ok()) {
-        const et::Error e = method.error();
-        if (e == et::Error::MemoryAllocationFailed && m->method_alloc.get()->failed()) {
-            ETZ_ERR("init: method arena too small: %lu bytes given, at least %lu bytes needed "
-                    "(a %lu-byte allocation failed; the Kconfig fragment from et-export has the "
-                    "exact CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE)",
-                    static_cast<unsigned long>(cfg->method_arena_size),
-                    static_cast<unsigned long>(m->method_alloc.get()->least_needed()),
-                    static_cast<unsigned long>(m->method_alloc.get()->failed_request()));
-            rc = ET_ZEPHYR_ERR_METHOD_ARENA_TOO_SMALL;
-        } else if (e == et::Error::MemoryAllocationFailed && m->temp_alloc.get()->failed()) {
-            ETZ_ERR("init: temp arena too small: %lu bytes given, at least %lu bytes needed",
-                    static_cast<unsigned long>(cfg->temp_arena_size),
-                    static_cast<unsigned long>(m->temp_alloc.get()->least_needed()));
-            rc = ET_ZEPHYR_ERR_TEMP_ARENA_TOO_SMALL;
-        } else if (e == et::Error::OperatorMissing) {
-            log_missing_operators(cfg->pte, cfg->pte_size, method_name);
-            rc = ET_ZEPHYR_ERR_OPERATOR_MISSING;
-        } else if (e == et::Error::InvalidProgram) {
-            ETZ_ERR("init: method \"%s\" is malformed (error 0x%x): corrupt .pte", method_name,
-                    err_code(e));
-            rc = ET_ZEPHYR_ERR_INVALID_PROGRAM;
-        } else {
-            ETZ_ERR("init: loading method \"%s\" failed with runtime error 0x%x", method_name,
-                    err_code(e));
-            rc = ET_ZEPHYR_ERR_RUNTIME;
-        }
-        m->destroy();
-        return rc;
-    }
-    m->method.emplace(std::move(method.get()));
     m->num_inputs = static_cast<uint32_t>(req.num_inputs);
     m->num_outputs = static_cast<uint32_t>(req.num_outputs);
     m->input_quant = cfg->input_quant;
@@ -655,7 +687,7 @@ int et_zephyr_output_info(const struct et_zephyr_model *handle, size_t index,
                 static_cast<unsigned long>(index), static_cast<unsigned long>(m->num_outputs));
         return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
     }
-    const et::EValue &value = m->method.get()->get_output(index);
+    const et::EValue &value = m->method()->get_output(index);
     if (!value.isTensor()) {
         ETZ_ERR("output %lu is not a tensor", static_cast<unsigned long>(index));
         return ET_ZEPHYR_ERR_UNSUPPORTED;
@@ -722,7 +754,7 @@ int et_zephyr_set_input(struct et_zephyr_model *handle, size_t index, const void
                 static_cast<unsigned long>(index), static_cast<unsigned long>(m->num_inputs));
         return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
     }
-    et::Method *method = m->method.get();
+    et::Method *method = m->method();
     alignas(et::TensorInfo) unsigned char storage[sizeof(et::TensorInfo)];
     et::TensorInfo *meta = reinterpret_cast<et::TensorInfo *>(storage);
     const int rc = input_meta(m, index, meta);
@@ -791,7 +823,7 @@ int et_zephyr_input_buffer(struct et_zephyr_model *handle, size_t index, void **
      * every input's EValue onto the stack to reach one. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    const et::EValue &value = m->method.get()->mutable_input(index);
+    const et::EValue &value = m->method()->mutable_input(index);
 #pragma GCC diagnostic pop
     void *buffer = value.isTensor() ? value.toTensor().mutable_data_ptr() : nullptr;
     if (buffer == nullptr) {
@@ -872,7 +904,7 @@ int et_zephyr_run(struct et_zephyr_model *handle) {
     TrackingAllocator *temp = m->temp_alloc.get();
     temp->clear_failure();
     const uint64_t start = et_zephyr_port_cycles();
-    const et::Error e = m->method.get()->execute();
+    const et::Error e = m->method()->execute();
     const uint64_t end = et_zephyr_port_cycles();
     if (e != et::Error::Ok) {
         if (temp->failed()) {

@@ -33,6 +33,7 @@ from .float_fallback import decompose_float_preserved_ops
 from .int8_edges import EdgeQuantization
 from .io_mode import FLOAT_IO, IOMode
 from .io_spec import program_io, with_program_dim_orders
+from .kernel_scratch import plan_own_kernel_scratch
 from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
 from .memory import arena_sizes, planned_lower_bound
@@ -61,6 +62,7 @@ class ExportOptions:
     layer_data: bool = False
     io: IOMode = FLOAT_IO
     fast_arena: int | None = None
+    kernels: str = "et-zephyr"
     seed: int = 0
     progress: pipeline.Progress = field(default=lambda samples: samples)
     warn: Warn = field(default=lambda message: None)
@@ -149,6 +151,7 @@ def _lower(
     lowered = decompose_float_preserved_ops(pipeline.lower_to_cortex_m(edge, target))
     pipeline.remove_noop_pads(lowered)
     pipeline.convolve_single_channel_inputs(lowered, target)
+    scratch_for = plan_own_kernel_scratch(lowered, target, options.kernels)
     pipeline.drop_unused_constants(lowered)
     dim_orders.default_dim_order_for_portable(lowered)
     check_kernels(lowered)
@@ -204,6 +207,7 @@ def _lower(
         exposed=exposed,
         layer_data=layer_data,
         io_mode=options.io,
+        scratch_for=scratch_for,
     )
 
 

@@ -9,6 +9,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,12 +75,13 @@ def build_artifacts(
     exposed: list[str],
     layer_data: tuple[list[LayerOrigin], dict[str, np.ndarray]] | None = None,
     io_mode: IOMode = FLOAT_IO,
+    scratch_for: Sequence[str] = (),
 ) -> Artifacts:
     kernels = program_kernels(pte)
     inputs, outputs = io
     manifest: dict[str, object] = {
         "name": name,
-        "target": {"cpu": target.name, "isa": target.isa},
+        "target": {"cpu": target.name, "isa": target.isa, "scratch_for": list(scratch_for)},
         "npu": npu,
         "io": io_mode.to_json(),
         "inputs": [i.to_json() for i in inputs],

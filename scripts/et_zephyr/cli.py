@@ -142,6 +142,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "The firmware places each with CONFIG_ET_ZEPHYR_PLANNED_REGION_1/_2",
     )
     parser.add_argument(
+        "--kernels",
+        choices=("et-zephyr", "cmsis-nn"),
+        default="et-zephyr",
+        help="whose scratch sizes to plan: et-zephyr (default) sizes a buffer for the "
+        "module's own kernel where it needs less than CMSIS-NN's (Helium 3x3 depthwise: the "
+        "firmware then needs CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE); cmsis-nn plans CMSIS-NN's "
+        "sizes, for firmware without the module's own kernels",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the manifest instead of a report"
     )
     return parser
@@ -191,6 +200,7 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         layer_data=args.layer_data,
         io=args.io,
         fast_arena=args.fast_arena,
+        kernels=args.kernels,
         progress=calibration_progress,
         warn=warn,
     )

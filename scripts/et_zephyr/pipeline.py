@@ -4,7 +4,8 @@
 prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands -> quantize
 -> to_edge_dialect -> take_int8_edges (int8_edges.py, with --io int8)
 -> lower_to_cortex_m -> decompose_float_preserved_ops (float_fallback.py)
--> remove_noop_pads -> convolve_single_channel_inputs -> drop_unused_constants
+-> remove_noop_pads -> convolve_single_channel_inputs
+-> plan_own_kernel_scratch (kernel_scratch.py) -> drop_unused_constants
 -> default_dim_order_for_portable (dim_orders.py)
 -> check_kernels (kernels.py) -> expose_activations (if asked)
 -> run_on_host (the reference) -> plan_and_serialize (offset_planner.py, fast_memory.py)

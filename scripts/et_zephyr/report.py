@@ -40,6 +40,10 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
         f"{memory['planned_lower_bound']:,} B), method {memory['method_allocator']:,} B, "
         f"temp {memory['temp_allocator']:,} B"
     )
+    for kernel in target.get("scratch_for", []):
+        lines.append(
+            f"firmware needs     CONFIG_ET_ZEPHYR_{kernel.upper()}=y (scratch planned for it)"
+        )
     agreement = manifest["agreement"]
     if agreement is not None:
         lines.append(

@@ -5,13 +5,15 @@ Every branch is an output of its own, so a wrong byte shows which shape broke:
 3x3 depthwise with and without padding, bias and ReLU, outputs that are not a
 multiple of the kernels' 4-pixel blocks or 2-pixel pairs, a stride-2 depthwise
 (upstream kernel), rows wide enough for the DSP kernel's strips and too wide
-for it, and pointwise convolutions whose depth is (own kernels) or is not a
-multiple of 16 (Helium: upstream kernel; DSP: an odd count of 4-value steps),
-with an odd number of output channels, more channels than the DSP kernel sums
-at once, and a depth beyond both kernels' limits; and, for the DSP kernel,
-small convolutions: a strided window on one input channel (KWS's first layer)
-and a padded 3x3 on four. The weights are seeded: every export gives the same
-program and the same test vectors.
+for it, a column too tall for the Helium kernel to need less scratch than
+CMSIS-NN (et-export then keeps CMSIS-NN's buffer: upstream kernel), and
+pointwise convolutions whose depth is (own kernels) or is not a multiple of 16
+(Helium: upstream kernel; DSP: an odd count of 4-value steps), with an odd
+number of output channels, more channels than the DSP kernel sums at once, and
+a depth beyond both kernels' limits; and, for the DSP kernel, small
+convolutions: a strided window on one input channel (KWS's first layer) and a
+padded 3x3 on four. The weights are seeded: every export gives the same program
+and the same test vectors.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class ConvShapes(nn.Module):
         self.padded_small = nn.Conv2d(4, 8, 3, padding=1)
         self.depthwise_strips = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
         self.depthwise_too_wide = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
+        self.depthwise_tall = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         wide = torch.relu(self.pointwise_widen(x))
@@ -60,6 +63,8 @@ class ConvShapes(nn.Module):
             # 40 and 50 columns: 3 output rows a strip; wider than the DSP kernel's 48.
             self.depthwise_strips(torch.cat([x] * 8, dim=3)),
             self.depthwise_too_wide(torch.cat([x] * 10, dim=3)),
+            # 90 rows: the Helium kernel needs 4,560 bytes of scratch, CMSIS-NN 4,464.
+            self.depthwise_tall(torch.cat([x] * 10, dim=2)),
         )
 
 

@@ -226,6 +226,8 @@ def _generate(exported: Path, out_dir: Path, *fault: str) -> subprocess.Complete
             "mve",
             "--cpu",
             "cortex-m55",
+            "--scratch-kernel",
+            "depthwise_conv_mve",
             "--no-kernel-sources",
             "--out-dir",
             str(out_dir),

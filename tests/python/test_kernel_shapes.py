@@ -32,6 +32,8 @@ def _shape_kinds() -> Counter[str]:
                 kinds["small convolution, one channel (DSP)"] += 1
             elif stride != [1, 1]:
                 kinds["depthwise, strided"] += 1
+            elif node.args[0].meta["val"].shape[2] > 85:
+                kinds["depthwise 3x3, taller than the Helium kernel's CMSIS-NN-sized scratch"] += 1
             elif width > 48:
                 kinds["depthwise 3x3, wider than the DSP kernel's rows"] += 1
             elif width > 16:
@@ -61,6 +63,7 @@ def test_every_convolution_is_lowered_and_every_kernel_path_is_taken() -> None:
         "depthwise 3x3, in strips of rows (DSP)": 1,
         "depthwise 3x3, wider than the DSP kernel's rows": 1,
         "depthwise, strided": 1,
+        "depthwise 3x3, taller than the Helium kernel's CMSIS-NN-sized scratch": 1,
         # Depth 12: also an odd count of the DSP kernel's 4-value steps.
         "pointwise, depth not a multiple of 16": 4,
         "pointwise, deeper than the paired path": 1,

@@ -257,7 +257,12 @@ function(et_zephyr_add_model target)
     string(REGEX MATCH ":[^:/]*$" _factory "${ARG_MODEL}")
     set(_model_arg "${_model_file}${_factory}")
     set(_stamp ${_export_dir}/.et_zephyr_export_args)
-    set(_args "${_model_arg};--target;${_cpu};--isa;${_isa};${ARG_EXPORT_ARGS}")
+    # Scratch sized for the module's own kernels only where the firmware builds them.
+    set(_kernels et-zephyr)
+    if(NOT CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE)
+      set(_kernels cmsis-nn)
+    endif()
+    set(_args "${_model_arg};--target;${_cpu};--isa;${_isa};--kernels;${_kernels};${ARG_EXPORT_ARGS}")
     set(_old_args "")
     if(EXISTS ${_stamp})
       file(READ ${_stamp} _old_args)
@@ -281,8 +286,8 @@ function(et_zephyr_add_model target)
       execute_process(
         COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${ET_ZEPHYR_MODULE_DIR}/scripts"
                 ${PYTHON_EXECUTABLE} -c "import sys; from et_zephyr.cli import main; sys.exit(main())"
-                ${_model_arg} --target ${_cpu} --isa ${_isa} -o ${_export_dir} --name ${ARG_NAME}
-                ${ARG_EXPORT_ARGS}
+                ${_model_arg} --target ${_cpu} --isa ${_isa} --kernels ${_kernels}
+                -o ${_export_dir} --name ${ARG_NAME} ${ARG_EXPORT_ARGS}
         RESULT_VARIABLE _rc)
       if(NOT _rc EQUAL 0)
         message(FATAL_ERROR "et-zephyr: et-export failed for ${ARG_MODEL}")
@@ -366,7 +371,8 @@ function(et_zephyr_add_model target)
     set(_depthwise ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_conv_mve.cpp)
     list(APPEND _own_kernels ${_depthwise})
     list(APPEND _gen_args --kernel-override cortex_m::quantized_depthwise_conv2d.out
-         et_zephyr::native::quantized_depthwise_conv2d_out ${_depthwise})
+         et_zephyr::native::quantized_depthwise_conv2d_out ${_depthwise}
+         --scratch-kernel depthwise_conv_mve)
   endif()
   if(CONFIG_ET_ZEPHYR_CONV_DSP)
     set(_conv ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/conv_dsp.cpp)

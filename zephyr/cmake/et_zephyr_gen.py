@@ -687,6 +687,19 @@ def check_target(manifest: dict, isa: str, cpu: str, path: Path | None) -> None:
         print(f"et-zephyr: note: model exported for {m_cpu}, firmware CPU is {cpu} (same ISA tier)")
 
 
+def check_scratch_kernels(manifest: dict, built: list[str], path: Path | None) -> None:
+    """A program whose scratch buffers were sized for et-zephyr's own kernels runs only
+    where they are built: upstream's kernels refuse any scratch but CMSIS-NN's size."""
+    for kernel in (manifest.get("target") or {}).get("scratch_for", []):
+        if kernel not in built:
+            raise GenError(
+                f"{path}: the model's scratch buffers are planned for et-zephyr's {kernel} "
+                f"kernel, which this firmware does not build; set "
+                f"CONFIG_ET_ZEPHYR_{kernel.upper()}=y or re-export with "
+                f"`et-export --kernels cmsis-nn`."
+            )
+
+
 def injected_fault(args: argparse.Namespace, manifest: dict, ops: list[str]) -> Fault | None:
     if not args.fault_operator:
         return None
@@ -747,6 +760,14 @@ def main(argv: list[str] | None = None) -> int:
         "OP; the upstream kernel is still compiled, for FUNCTION to fall back on",
     )
     p.add_argument(
+        "--scratch-kernel",
+        action="append",
+        default=[],
+        metavar="KERNEL",
+        help="an et-zephyr kernel this firmware builds that a program may size scratch for "
+        "(e.g. depthwise_conv_mve)",
+    )
+    p.add_argument(
         "--fault-operator",
         metavar="OP",
         help="test builds: flip one bit of OP's output at call --fault-call of each inference",
@@ -768,6 +789,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.manifest is not None and args.manifest.exists():
             manifest = json.loads(args.manifest.read_text())
             check_target(manifest, args.isa, args.cpu, args.manifest)
+            check_scratch_kernels(manifest, args.scratch_kernel, args.manifest)
         else:
             print(f"et-zephyr: warning: no manifest for {args.pte.name}: ISA tier not checked")
         if args.ops_yaml is not None and args.ops_yaml.exists():

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Scratch sized for et-zephyr's Helium depthwise kernel (kernel_scratch.py), and the
+build's refusal of such a program on firmware without that kernel."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+from conftest import DEPTHWISE, REPO, lowered_by_upstream
+from et_zephyr.kernel_scratch import (
+    DEPTHWISE_CONV_MVE,
+    depthwise_mve_scratch_bytes,
+    plan_own_kernel_scratch,
+)
+from et_zephyr.loading import load_model
+from et_zephyr.targets import resolve_target
+
+CMSIS_NN_MVE_DEPTHWISE_SCRATCH = 4 * 124 * 3 * 3  # arm_depthwise_conv_s8_opt, 3x3, Helium
+
+
+def _conv_shapes(target: str):
+    bundle = load_model(f"{REPO / 'tests/kernels/model.py'}:conv_shapes")
+    program, _ = lowered_by_upstream(
+        bundle.model, bundle.example_inputs, bundle.calibration, target
+    )
+    return program
+
+
+def _depthwise_scratch(program) -> dict[str, int]:
+    return {
+        node.name: node.args[-1].meta["val"].numel()
+        for node in program.graph_module.graph.nodes
+        if node.target == DEPTHWISE
+    }
+
+
+@pytest.fixture(scope="module")
+def helium_program():
+    return _conv_shapes("cortex-m55")
+
+
+def test_the_kernels_shapes_get_its_size_and_others_none(helium_program) -> None:
+    sizes = {}
+    for node in helium_program.graph_module.graph.nodes:
+        if node.target != DEPTHWISE:
+            continue
+        x = node.args[0].meta["val"]
+        stride, padding = node.args[3], node.args[4]
+        expected = None
+        if stride == [1, 1] and x.shape[1] % 4 == 0:
+            expected = 16 * (9 + 3 * (x.shape[2] + 2 * padding[0]))
+        sizes[node.name] = depthwise_mve_scratch_bytes(node)
+        assert sizes[node.name] == expected, node.name
+    # A strided one (None), padded and valid ones, and the tall column (4,560 bytes).
+    assert None in sizes.values()
+    assert 16 * (9 + 3 * 92) in sizes.values()
+
+
+def test_only_scratch_the_kernel_needs_less_of_shrinks(helium_program) -> None:
+    before = _depthwise_scratch(helium_program)
+    assert CMSIS_NN_MVE_DEPTHWISE_SCRATCH in before.values()
+    nodes = {n.name: n for n in helium_program.graph_module.graph.nodes}
+    needed = {name: depthwise_mve_scratch_bytes(nodes[name]) for name in before}
+
+    kernels = plan_own_kernel_scratch(helium_program, resolve_target("cortex-m55"), "et-zephyr")
+
+    assert kernels == [DEPTHWISE_CONV_MVE]
+    after = _depthwise_scratch(helium_program)
+    for name, size in after.items():
+        own = needed[name]
+        if own is not None and own < before[name]:
+            assert size == own, name
+        else:
+            assert size == before[name], name
+    assert sorted(after.values()) != sorted(before.values())
+    # The graph's scratch allocations carry the new size, not only the metadata.
+    for node in helium_program.graph_module.graph.nodes:
+        if node.target == DEPTHWISE:
+            assert node.args[-1].args[0][0] == (after[node.name],)
+
+
+@pytest.mark.parametrize(
+    ("target", "kernels"), [("cortex-m4", "et-zephyr"), ("cortex-m55", "cmsis-nn")]
+)
+def test_other_tiers_and_cmsis_nn_sizes_are_left_alone(target: str, kernels: str) -> None:
+    program = _conv_shapes(target)
+    before = _depthwise_scratch(program)
+    assert plan_own_kernel_scratch(program, resolve_target(target), kernels) == []
+    assert _depthwise_scratch(program) == before
+
+
+def test_kws_plans_less_and_says_which_kernel_it_needs(export_kws) -> None:
+    manifest = export_kws("cortex-m55").manifest
+    assert manifest["target"]["scratch_for"] == [DEPTHWISE_CONV_MVE]
+    planned = manifest["memory"]["planned"][0]["bytes"]
+    # KWS's peak is a depthwise layer's 8,000-byte input and output and its scratch.
+    assert planned == 2 * 8000 + 16 * (9 + 3 * 27)
+    assert export_kws("cortex-m4").manifest["target"]["scratch_for"] == []
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location(
+        "et_zephyr_gen", REPO / "zephyr/cmake/et_zephyr_gen.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["et_zephyr_gen"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_build_refuses_the_program_without_the_kernel() -> None:
+    gen = _generator()
+    manifest = {
+        "target": {"isa": "mve", "cpu": "cortex-m55", "scratch_for": ["depthwise_conv_mve"]}
+    }
+    gen.check_scratch_kernels(manifest, ["depthwise_conv_mve"], None)
+    gen.check_scratch_kernels({"target": {"isa": "mve"}}, [], None)
+    with pytest.raises(
+        gen.GenError, match="CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE=y.*--kernels cmsis-nn"
+    ):
+        gen.check_scratch_kernels(manifest, [], None)
