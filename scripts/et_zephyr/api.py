@@ -182,7 +182,7 @@ def _lower(
                 [_first(prepared.model(*sample)) for sample in held_out],
                 io[1][0].scale,
             )
-    program = pipeline.plan_and_serialize(lowered, options.fast_arena)
+    program = pipeline.plan_and_serialize(lowered, target, options.fast_arena)
     pte, serialized = compact_program(program.buffer)
     final_graph = program.exported_program().graph_module
     stats = operator_stats(final_graph) | npu.delegate_stats(program.exported_program())
@@ -200,7 +200,7 @@ def _lower(
         stats=stats,
         macs=mac_totals(stats),
         arenas=arena_sizes(serialized.execution_plan[0]),
-        lower_bound=planned_lower_bound(final_graph),
+        lower_bound=planned_lower_bound(final_graph, target.isa),
         vectors=vectors,
         agreement=agreement,
         npu=options.npu,

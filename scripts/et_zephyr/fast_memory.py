@@ -14,7 +14,7 @@ from executorch.exir.tensor import TensorSpec
 from torch.export import ExportGraphSignature
 from torch.fx import GraphModule
 
-from .offset_planner import ALGORITHMS, planning_suite
+from .offset_planner import algorithms, planning_suite
 
 FAST, REST = 1, 2
 
@@ -23,8 +23,9 @@ class FastFirstPlanner:
     """A memory planning algorithm for ExecuTorch's MemoryPlanningPass: the largest
     tensors in memory id 1 while it fits `fast_bytes`, the rest in memory id 2."""
 
-    def __init__(self, fast_bytes: int) -> None:
+    def __init__(self, fast_bytes: int, isa: str | None = None) -> None:
         self.fast_bytes = fast_bytes
+        self.isa = isa
 
     def __call__(
         self,
@@ -39,7 +40,7 @@ class FastFirstPlanner:
                 spec.mem_id = FAST if spec in fast else REST
             sizes = [
                 algorithm(alignment, specs, graph_module, graph_signature, extra_padding).bufsizes
-                for algorithm in ALGORITHMS
+                for algorithm in algorithms(self.isa)
             ]
             return min(size[FAST] if len(size) > FAST else 0 for size in sizes)
 
@@ -51,4 +52,5 @@ class FastFirstPlanner:
                 fast.add(spec)
         for spec in specs:
             spec.mem_id = FAST if spec in fast else REST
-        return planning_suite()(alignment, specs, graph_module, graph_signature, extra_padding)
+        suite = planning_suite(self.isa)
+        return suite(alignment, specs, graph_module, graph_signature, extra_padding)

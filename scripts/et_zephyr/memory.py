@@ -29,6 +29,8 @@ from executorch.exir.schema import (
 from executorch.exir.tensor import TensorSpec
 from torch.fx import GraphModule
 
+from .overlap import lower_bound_savings, output_overlaps
+
 ARENA_ALIGNMENT = 16
 
 # 32-bit layouts of the runtime's types (runtime/core, runtime/executor).
@@ -150,12 +152,18 @@ def _planned_buffer_lines(sizes: ArenaSizes) -> str:
     )
 
 
-def planned_lower_bound(graph: GraphModule) -> int:
-    """Largest total of planned tensors alive at once: no plan can use less."""
+def planned_lower_bound(graph: GraphModule, isa: str | None = None) -> int:
+    """Largest total of planned tensors alive at once, less what outputs overlapping their
+    inputs save where the ISA tier's kernels allow it (overlap.py): no plan can use less."""
     specs = _planned_lifetimes(graph)
+    savings = lower_bound_savings(output_overlaps(graph, isa)) if isa is not None else []
     events = sorted({point for first, last, _ in specs for point in (first, last)})
     return max(
-        (sum(size for first, last, size in specs if first <= t <= last) for t in events),
+        (
+            sum(size for first, last, size in specs if first <= t <= last)
+            - sum(saved for first, last, saved, _ in savings if first <= t <= last)
+            for t in events
+        ),
         default=0,
     )
 

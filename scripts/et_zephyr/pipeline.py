@@ -346,20 +346,25 @@ def run_on_host(
 
 
 def plan_and_serialize(
-    program: ExportedProgram, fast_arena: int | None = None
+    program: ExportedProgram, target: Target, fast_arena: int | None = None
 ) -> ExecutorchProgramManager:
     """Memory-plan activations and scratch, then serialize to a .pte.
 
     One planned buffer, the smaller of ExecuTorch's greedy plan and an offset-based one
-    (offset_planner.py), or with `fast_arena` two: the largest tensors in memory id 1 up
-    to that many bytes, the rest in memory id 2 (fast_memory.py).
+    (offset_planner.py, where outputs overlap inputs as the target's kernels allow), or
+    with `fast_arena` two: the largest tensors in memory id 1 up to that many bytes, the
+    rest in memory id 2 (fast_memory.py).
     Works on a copy: the host reference keeps running the functional graph.
     """
     edge = EdgeProgramManager(
         {"forward": copy.deepcopy(program)},
         compile_config=EdgeCompileConfig(_check_ir_validity=False),
     )
-    planner = FastFirstPlanner(fast_arena) if fast_arena is not None else planning_suite()
+    planner = (
+        FastFirstPlanner(fast_arena, target.isa)
+        if fast_arena is not None
+        else planning_suite(target.isa)
+    )
     config = ExecutorchBackendConfig(
         memory_planning_pass=MemoryPlanningPass(memory_planning_algo=planner)
     )

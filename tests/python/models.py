@@ -213,3 +213,32 @@ def alpha_add() -> tuple:
         for _ in range(16)
     ]
     return AlphaAdd(), samples[0], samples
+
+
+class ResidualStages(nn.Module):
+    """ResNet and MobileNet layers whose outputs may overlap their inputs (overlap.py): a
+    strided stem on the program input, two residual blocks of 3x3 convolutions, a strided
+    depthwise convolution and a pointwise one of depth 8."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1))
+            for _ in range(2)
+        )
+        self.down = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)
+        self.widen = nn.Conv2d(8, 24, 1)
+        self.fc = nn.Linear(24, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.stem(x))
+        for block in self.blocks:
+            x = torch.relu(x + block(x))
+        x = torch.relu(self.widen(torch.relu(self.down(x))))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def residual_stages() -> tuple:
+    torch.manual_seed(0)
+    return ResidualStages(), _samples((1, 3, 20, 18), 1)[0], _samples((1, 3, 20, 18), 16)
