@@ -3,9 +3,10 @@
 """et-export against the plain upstream script flow, on the KWS DS-CNN.
 
 Each flow runs in a fresh interpreter so wall time and peak RSS are its own.
-Prints: wall time, peak RSS, .pte size against the raw bytes of the tensors
-it holds, the planned arena against its lower bound (largest set of
-simultaneously live activations), and where the MACs run.
+Prints: wall time and where it goes, step by step (et-export with its
+verification and host reference on, as the firmware build runs it), peak RSS,
+.pte size against the raw bytes of the tensors it holds, the planned arena
+against its lower bound, and where the MACs run.
 
     python benchmarks/export.py [--target cortex-m55]
 """
@@ -26,14 +27,18 @@ KWS = REPO / "samples/kws/model.py"
 
 
 def measure_ours(target: str) -> dict[str, object]:
+    start = time.perf_counter()
     from et_zephyr.api import ExportOptions, export
     from et_zephyr.runtime_quiet import quiet_imports
 
+    options = ExportOptions(target=target, name="kws")
+    options.times.seconds["import"] = time.perf_counter() - start
     with quiet_imports():
-        artifacts = export(f"{KWS}:kws", ExportOptions(target=target, name="kws"))
+        artifacts = export(f"{KWS}:kws", options)
     pte = artifacts.files["kws.pte"]
     memory = artifacts.manifest["memory"]
     return {
+        "steps": options.times.seconds,
         "pte_bytes": len(pte),
         "raw_tensor_bytes": _raw_tensor_bytes(pte),
         "planned_arena": sum(entry["bytes"] for entry in memory["planned"]),
@@ -44,14 +49,17 @@ def measure_ours(target: str) -> dict[str, object]:
 
 def measure_upstream(target: str) -> dict[str, object]:
     """What ExecuTorch's Cortex-M documentation has a user write by hand."""
+    start = time.perf_counter()
     import importlib.util
 
     import torch
     from et_zephyr.analysis import mac_totals, operator_stats
     from et_zephyr.memory import planned_lower_bound
     from et_zephyr.runtime_quiet import quiet_imports
+    from et_zephyr.timing import StepTimes
 
-    with quiet_imports():
+    times = StepTimes()
+    with times.step("import"), quiet_imports():
         from executorch.backends.cortex_m.passes.cortex_m_pass_manager import (
             CortexMPassManager,
         )
@@ -60,31 +68,40 @@ def measure_upstream(target: str) -> dict[str, object]:
         from executorch.exir import EdgeCompileConfig, EdgeProgramManager, to_edge
         from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-        spec = importlib.util.spec_from_file_location("kws_model", KWS)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        model, example, calibration = module.kws()
-        model.eval()
-        graph = torch.export.export(model, example).module(check_guards=False)
-        prepared = prepare_pt2e(graph, CortexMQuantizer())
-        for sample in calibration:
-            prepared(*sample)
-        quantized = convert_pt2e(prepared)
-        edge = to_edge(
-            torch.export.export(quantized, example),
-            compile_config=EdgeCompileConfig(
-                preserve_ops=[torch.ops.aten.linear.default], _check_ir_validity=False
-            ),
-        )
-        config = CortexMTargetConfig.from_target_string(target)
-        lowered = CortexMPassManager(edge.exported_program(), target_config=config).transform()
-        program = EdgeProgramManager(
-            {"forward": lowered}, compile_config=EdgeCompileConfig(_check_ir_validity=False)
-        ).to_executorch()
+    times.seconds["import"] = time.perf_counter() - start
+    with quiet_imports():
+        with times.step("load model"):
+            spec = importlib.util.spec_from_file_location("kws_model", KWS)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            model, example, calibration = module.kws()
+        with times.step("capture"):
+            model.eval()
+            graph = torch.export.export(model, example).module(check_guards=False)
+        with times.step("quantize"):
+            prepared = prepare_pt2e(graph, CortexMQuantizer())
+            for sample in calibration:
+                prepared(*sample)
+            quantized = convert_pt2e(prepared)
+        with times.step("to_edge"):
+            edge = to_edge(
+                torch.export.export(quantized, example),
+                compile_config=EdgeCompileConfig(
+                    preserve_ops=[torch.ops.aten.linear.default], _check_ir_validity=False
+                ),
+            )
+        with times.step("lowering"):
+            config = CortexMTargetConfig.from_target_string(target)
+            lowered = CortexMPassManager(edge.exported_program(), target_config=config).transform()
+        with times.step("memory planning and serialization"):
+            program = EdgeProgramManager(
+                {"forward": lowered}, compile_config=EdgeCompileConfig(_check_ir_validity=False)
+            ).to_executorch()
     pte = bytes(program.buffer)
     graph = program.exported_program().graph_module
     plan = program.executorch_program.execution_plan[0]
     return {
+        "steps": times.seconds,
         "pte_bytes": len(pte),
         "raw_tensor_bytes": _raw_tensor_bytes(pte),
         "planned_arena": sum(plan.non_const_buffer_sizes[1:]),
@@ -146,10 +163,20 @@ def print_table(target: str, flows: dict[str, dict]) -> None:
         ),
     ]
     names = list(flows)
+    steps = list(dict.fromkeys(step for f in flows.values() for step in f["steps"]))
+    for step in steps:
+        rows.insert(len(rows) - 6, (f"  {step}", lambda f, s=step: _seconds(f["steps"], s)))
+    rows.insert(
+        1, ("  ratio to upstream", lambda f: f"{f['seconds'] / flows['upstream']['seconds']:.2f} x")
+    )
     width = max(len(label) for label, _ in rows)
     print(f"{'':{width}}  " + "  ".join(f"{name:>22}" for name in names))
     for label, cell in rows:
         print(f"{label:{width}}  " + "  ".join(f"{cell(flows[n]):>22}" for n in names))
+
+
+def _seconds(steps: dict[str, float], step: str) -> str:
+    return f"{steps[step]:.2f} s" if step in steps else "-"
 
 
 def main() -> None:

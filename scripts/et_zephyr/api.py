@@ -38,6 +38,7 @@ from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
 from .memory import arena_sizes, planned_lower_bound
 from .targets import DEFAULT_TARGET, Target, resolve_target
+from .timing import StepTimes
 from .verify import compare
 
 Warn = Callable[[str], None]
@@ -63,6 +64,7 @@ class ExportOptions:
     io: IOMode = FLOAT_IO
     fast_arena: int | None = None
     kernels: str = "et-zephyr"
+    times: StepTimes = field(default_factory=StepTimes)
     seed: int = 0
     progress: pipeline.Progress = field(default=lambda samples: samples)
     warn: Warn = field(default=lambda message: None)
@@ -71,8 +73,10 @@ class ExportOptions:
 def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     """Export a model to a Cortex-M program and everything the build needs."""
     _seed_everything(options.seed)
+    step = options.times.step
     target = resolve_target(options.target, options.isa)
-    bundle = bind_constant_inputs(load_model(model) if isinstance(model, str) else model)
+    with step("load model"):
+        bundle = bind_constant_inputs(load_model(model) if isinstance(model, str) else model)
     name = options.name or _default_name(bundle)
     _check_example_inputs(bundle)
     calibration, held_out = _split_data(bundle, options)
@@ -80,17 +84,20 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
 
     npu_spec = npu.compile_spec(options.npu) if options.npu else None
 
-    prepared = pipeline.prepare_model(bundle.model, bundle.example_inputs, calibration)
-    if prepared.channels_last:
-        held_out = [pipeline.to_channels_last(sample) for sample in held_out]
-    graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
-    for node in pipeline.fold_batch_norm(graph):
-        options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
-    pipeline.scale_alpha_operands(graph)
-    # Quantization rewrites the graph it is given; et-compare's float values need it as it was.
-    float_graph = copy.deepcopy(graph) if options.layer_data else None
-    quantizer = npu.quantizer(npu_spec) if npu_spec else CortexMQuantizer()
-    fake_quant = pipeline.quantize(graph, quantizer, prepared.calibration, options.progress)
+    with step("capture"):
+        prepared = pipeline.prepare_model(bundle.model, bundle.example_inputs, calibration)
+        if prepared.channels_last:
+            held_out = [pipeline.to_channels_last(sample) for sample in held_out]
+        graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
+    with step("quantize"):
+        for node in pipeline.fold_batch_norm(graph):
+            options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
+        pipeline.scale_alpha_operands(graph)
+        # Quantization rewrites the graph it is given; et-compare's float values need it
+        # as it was.
+        float_graph = copy.deepcopy(graph) if options.layer_data else None
+        quantizer = npu.quantizer(npu_spec) if npu_spec else CortexMQuantizer()
+        fake_quant = pipeline.quantize(graph, quantizer, prepared.calibration, options.progress)
     return _lower(fake_quant, prepared, held_out, target, name, options, npu_spec, float_graph)
 
 
@@ -140,29 +147,47 @@ def _lower(
     npu_spec: object | None = None,
     float_graph: GraphModule | None = None,
 ) -> Artifacts:
-    if npu_spec is None:
-        edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
-        edge, quantized_edges = int8_edges.take_int8_edges(edge, options.io)
-    elif options.io != FLOAT_IO:
-        raise ExportError("--io int8 does not work with --npu yet")
-    else:
-        edge = npu.delegate_to_npu(fake_quant, prepared.example_inputs, npu_spec)
-        quantized_edges = EdgeQuantization()
-    lowered = decompose_float_preserved_ops(pipeline.lower_to_cortex_m(edge, target))
-    pipeline.remove_noop_pads(lowered)
-    pipeline.convolve_single_channel_inputs(lowered, target)
-    scratch_for = plan_own_kernel_scratch(lowered, target, options.kernels)
-    pipeline.drop_unused_constants(lowered)
-    dim_orders.default_dim_order_for_portable(lowered)
-    check_kernels(lowered)
-    exposed = pipeline.expose_activations(lowered, options.expose_activations)
-    io = program_io(lowered, quantized_edges)
+    step = options.times.step
+    with step("to_edge"):
+        if npu_spec is None:
+            edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
+            edge, quantized_edges = int8_edges.take_int8_edges(edge, options.io)
+        elif options.io != FLOAT_IO:
+            raise ExportError("--io int8 does not work with --npu yet")
+        else:
+            edge = npu.delegate_to_npu(fake_quant, prepared.example_inputs, npu_spec)
+            quantized_edges = EdgeQuantization()
+    with step("lowering"):
+        lowered = decompose_float_preserved_ops(pipeline.lower_to_cortex_m(edge, target))
+        pipeline.remove_noop_pads(lowered)
+        pipeline.convolve_single_channel_inputs(lowered, target)
+        scratch_for = plan_own_kernel_scratch(lowered, target, options.kernels)
+        pipeline.drop_unused_constants(lowered)
+        dim_orders.default_dim_order_for_portable(lowered)
+        check_kernels(lowered)
+        exposed = pipeline.expose_activations(lowered, options.expose_activations)
+        io = program_io(lowered, quantized_edges)
     vectors = None
+    host_held_out: list[tuple[torch.Tensor, ...]] = []
     if npu_spec is None:
         # The host cannot run the NPU's part: no reference for a delegated program.
-        vectors = _test_vectors(
-            lowered, prepared.example_inputs, held_out, target, options, quantized_edges
-        )
+        with step("host reference"):
+            # Run once for what the verification and the stored test vectors both need.
+            needed = len(held_out) if options.verify else max(0, options.vectors - 1)
+            host_held_out = pipeline.run_on_host(
+                lowered,
+                [int8_edges.program_inputs(s, quantized_edges) for s in held_out[:needed]],
+                target,
+            )
+            vectors = _test_vectors(
+                lowered,
+                prepared.example_inputs,
+                held_out,
+                host_held_out,
+                target,
+                options,
+                quantized_edges,
+            )
     layer_data = None
     if options.layer_data:
         if vectors is None or float_graph is None:
@@ -172,56 +197,57 @@ def _lower(
         layer_data = (origins, values)
     agreement = None
     if options.verify and npu_spec is None:
-        with torch.no_grad():
-            host = pipeline.run_on_host(
-                lowered, [int8_edges.program_inputs(s, quantized_edges) for s in held_out], target
-            )
+        with step("verification"), torch.no_grad():
             agreement = compare(
-                [int8_edges.float_outputs(o, quantized_edges)[0] for o in host],
+                [int8_edges.float_outputs(o, quantized_edges)[0] for o in host_held_out],
                 [_first(fake_quant(*sample)) for sample in held_out],
                 [_first(prepared.model(*sample)) for sample in held_out],
                 io[1][0].scale,
             )
-    program = pipeline.plan_and_serialize(lowered, target, options.fast_arena)
-    pte, serialized = compact_program(program.buffer)
-    final_graph = program.exported_program().graph_module
-    stats = operator_stats(final_graph) | npu.delegate_stats(program.exported_program())
-    stranded = portable_mac_operators(stats)
-    if stranded:
-        message = f"MAC-bearing operators left on portable kernels: {', '.join(stranded)}"
-        if options.strict:
-            raise ExportError(message + " (--strict)")
-        options.warn(message)
-    return build_artifacts(
-        name=name,
-        target=target,
-        pte=pte,
-        io=with_program_dim_orders(io, serialized.execution_plan[0]),
-        stats=stats,
-        macs=mac_totals(stats),
-        arenas=arena_sizes(serialized.execution_plan[0]),
-        lower_bound=planned_lower_bound(final_graph, target.isa),
-        vectors=vectors,
-        agreement=agreement,
-        npu=options.npu,
-        exposed=exposed,
-        layer_data=layer_data,
-        io_mode=options.io,
-        scratch_for=scratch_for,
-    )
+    with step("memory planning and serialization"):
+        program = pipeline.plan_and_serialize(lowered, target, options.fast_arena)
+        pte, serialized = compact_program(program.buffer)
+        final_graph = program.exported_program().graph_module
+    with step("report"):
+        stats = operator_stats(final_graph) | npu.delegate_stats(program.exported_program())
+        stranded = portable_mac_operators(stats)
+        if stranded:
+            message = f"MAC-bearing operators left on portable kernels: {', '.join(stranded)}"
+            if options.strict:
+                raise ExportError(message + " (--strict)")
+            options.warn(message)
+        return build_artifacts(
+            name=name,
+            target=target,
+            pte=pte,
+            io=with_program_dim_orders(io, serialized.execution_plan[0]),
+            stats=stats,
+            macs=mac_totals(stats),
+            arenas=arena_sizes(serialized.execution_plan[0]),
+            lower_bound=planned_lower_bound(final_graph, target.isa),
+            vectors=vectors,
+            agreement=agreement,
+            npu=options.npu,
+            exposed=exposed,
+            layer_data=layer_data,
+            io_mode=options.io,
+            scratch_for=scratch_for,
+        )
 
 
 def _test_vectors(
     lowered: torch.export.ExportedProgram,
     example_inputs: Inputs,
     held_out: list[Inputs],
+    host_held_out: list[tuple[torch.Tensor, ...]],
     target: Target,
     options: ExportOptions,
     quantized_edges: EdgeQuantization,
 ) -> TestVectors:
     """Stored test inputs (the example and held-out ones), then those the firmware
     generates (float32, quantized by the firmware where an input is INT8), with the host
-    reference for all of them."""
+    reference for all of them; `host_held_out` is the reference for the first held-out
+    inputs, already run."""
     stored = [example_inputs, *held_out][: options.vectors]
     recipes = test_inputs.recipes(
         [example_inputs, *held_out], options.generated_vectors, options.seed
@@ -229,7 +255,10 @@ def _test_vectors(
     generated = [test_inputs.materialize(row, example_inputs) for row in recipes]
     samples = stored + generated
     program_samples = [int8_edges.program_inputs(sample, quantized_edges) for sample in samples]
-    outputs = pipeline.run_on_host(lowered, program_samples, target)
+    reused = host_held_out[: len(stored) - 1]
+    fresh = [program_samples[0], *program_samples[1 + len(reused) :]]
+    first, *rest = pipeline.run_on_host(lowered, fresh, target)
+    outputs = [first, *reused, *rest]
     return TestVectors(program_samples, outputs, [None] * len(stored) + list(recipes), samples)
 
 
