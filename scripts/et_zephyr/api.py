@@ -161,9 +161,10 @@ def _lower(
         lowered = decompose_float_preserved_ops(pipeline.lower_to_cortex_m(edge, target))
         pipeline.remove_noop_pads(lowered)
         pipeline.convolve_single_channel_inputs(lowered, target)
-        scratch_for = plan_own_kernel_scratch(lowered, target, options.kernels)
         pipeline.drop_unused_constants(lowered)
         dim_orders.default_dim_order_for_portable(lowered)
+        # After the dim orders are final: the kernel runs channels-last tensors only.
+        scratch_for = plan_own_kernel_scratch(lowered, target, options.kernels)
         check_kernels(lowered)
         exposed = pipeline.expose_activations(lowered, options.expose_activations)
         io = program_io(lowered, quantized_edges)

@@ -4,9 +4,8 @@
 prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands -> quantize
 -> to_edge_dialect -> take_int8_edges (int8_edges.py, with --io int8)
 -> lower_to_cortex_m -> decompose_float_preserved_ops (float_fallback.py)
--> remove_noop_pads -> convolve_single_channel_inputs
--> plan_own_kernel_scratch (kernel_scratch.py) -> drop_unused_constants
--> default_dim_order_for_portable (dim_orders.py)
+-> remove_noop_pads -> convolve_single_channel_inputs -> drop_unused_constants
+-> default_dim_order_for_portable (dim_orders.py) -> plan_own_kernel_scratch (kernel_scratch.py)
 -> check_kernels (kernels.py) -> expose_activations (if asked)
 -> run_on_host (the reference) -> plan_and_serialize (offset_planner.py, fast_memory.py)
 -> compact_program (compaction.py)
@@ -97,7 +96,7 @@ def prepare_model(
     in NCHW it silently leaves them in float on portable kernels.
     """
     model = to_inference_mode(model)
-    if not _has_convolution(capture_graph(model, example_inputs)):
+    if not _convolves(model, example_inputs):
         return Prepared(model, example_inputs, calibration, channels_last=False)
     model = model.to(memory_format=torch.channels_last)
     return Prepared(
@@ -116,6 +115,15 @@ def to_inference_mode(model: torch.nn.Module) -> torch.nn.Module:
     except NotImplementedError:
         assert isinstance(model, GraphModule)
         return move_exported_model_to_eval(model)
+
+
+def _convolves(model: torch.nn.Module, example_inputs: Inputs) -> bool:
+    """Whether the model runs a 2-D convolution: an nn.Conv2d says so without tracing
+    (the export is then done once); functional convolutions and loaded programs are
+    traced to find out."""
+    if any(isinstance(module, torch.nn.Conv2d) for module in model.modules()):
+        return True
+    return _has_convolution(capture_graph(model, example_inputs))
 
 
 def _has_convolution(graph: GraphModule) -> bool:

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from conftest import DEPTHWISE, REPO, lowered_by_upstream
+from et_zephyr import dim_orders, pipeline
 from et_zephyr.kernel_scratch import (
     DEPTHWISE_CONV_MVE,
     depthwise_mve_scratch_bytes,
@@ -21,10 +22,15 @@ CMSIS_NN_MVE_DEPTHWISE_SCRATCH = 4 * 124 * 3 * 3  # arm_depthwise_conv_s8_opt, 3
 
 
 def _conv_shapes(target: str):
+    """tests/kernels' model through et-export's passes up to where the scratch is sized."""
     bundle = load_model(f"{REPO / 'tests/kernels/model.py'}:conv_shapes")
     program, _ = lowered_by_upstream(
         bundle.model, bundle.example_inputs, bundle.calibration, target
     )
+    pipeline.remove_noop_pads(program)
+    pipeline.convolve_single_channel_inputs(program, resolve_target(target))
+    pipeline.drop_unused_constants(program)
+    dim_orders.default_dim_order_for_portable(program)
     return program
 
 
