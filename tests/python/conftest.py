@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -11,7 +12,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
+import numpy as np
 import pytest
 import torch
 
@@ -20,7 +23,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from et_zephyr import pipeline  # noqa: E402
 from et_zephyr.api import ExportOptions, export  # noqa: E402
-from et_zephyr.artifacts import write_outputs  # noqa: E402
+from et_zephyr.artifacts import Artifacts, write_outputs  # noqa: E402
+from et_zephyr.emulate import run_pte  # noqa: E402
 from et_zephyr.targets import resolve_target  # noqa: E402
 from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer  # noqa: E402
 from executorch.exir.dialects._ops import ops as exir_ops  # noqa: E402
@@ -39,6 +43,29 @@ def need_tools(*tools: str) -> None:
         if os.environ.get("CI"):
             pytest.fail(f"CI: {message}")
         pytest.skip(message)
+
+
+def generator_module() -> ModuleType:
+    """zephyr/cmake/et_zephyr_gen.py (a script, not a package module) imported."""
+    spec = importlib.util.spec_from_file_location(
+        "et_zephyr_gen", REPO / "zephyr/cmake/et_zephyr_gen.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["et_zephyr_gen"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def assert_replays(artifacts: Artifacts, out_dir: Path) -> None:
+    """Write an export and run its .pte in the host emulator (tensors at their planned
+    offsets) on every stored and generated test input: each output is the reference's."""
+    write_outputs(artifacts, out_dir)
+    vectors = np.load(out_dir / f"{artifacts.name}.vectors.npz")
+    pte = (out_dir / f"{artifacts.name}.pte").read_bytes()
+    for v, sample in enumerate(vectors["input_0"]):
+        (output,) = run_pte(pte, (torch.from_numpy(sample),), artifacts.manifest["target"]["isa"])
+        assert output.numpy().tobytes() == vectors["output_0"][v].tobytes()
 
 
 def run_semihosted(elf: Path, machine: str, core: str, cwd: Path) -> None:

@@ -4,11 +4,8 @@ build's refusal of such a program on firmware without that kernel."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
-from conftest import DEPTHWISE, REPO, lowered_by_upstream
+from conftest import DEPTHWISE, REPO, generator_module, lowered_by_upstream
 from et_zephyr import dim_orders, pipeline
 from et_zephyr.kernel_scratch import (
     DEPTHWISE_CONV_MVE,
@@ -106,19 +103,8 @@ def test_kws_plans_less_and_says_which_kernel_it_needs(export_kws) -> None:
     assert export_kws("cortex-m4").manifest["target"]["scratch_for"] == []
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location(
-        "et_zephyr_gen", REPO / "zephyr/cmake/et_zephyr_gen.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["et_zephyr_gen"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_build_refuses_the_program_without_the_kernel() -> None:
-    gen = _generator()
+    gen = generator_module()
     manifest = {
         "target": {"isa": "mve", "cpu": "cortex-m55", "scratch_for": ["depthwise_conv_mve"]}
     }

@@ -4,14 +4,11 @@ across two memory regions (et-export --fast-arena)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
-from conftest import KWS_MODEL, MODELS
+from conftest import KWS_MODEL, MODELS, assert_replays
 from et_zephyr.api import ExportOptions, export
-from et_zephyr.artifacts import write_outputs
 from et_zephyr.cli import main
-from et_zephyr.emulate import run_pte
 from et_zephyr.io_mode import IOMode
 from et_zephyr.offset_planner import offset_first_fit
 from executorch.exir.memory_planning import greedy
@@ -92,12 +89,7 @@ def test_fast_arena_splits_the_plan_and_the_program_still_replays(tmp_path, targ
     conf = artifacts.files["kws.conf"].decode()
     assert f"# memory id 1: {planned[0]['bytes']} B (CONFIG_ET_ZEPHYR_PLANNED_REGION_1)" in conf
     assert f"# memory id 2: {planned[1]['bytes']} B (CONFIG_ET_ZEPHYR_PLANNED_REGION_2)" in conf
-    write_outputs(artifacts, tmp_path)
-    vectors = np.load(tmp_path / "kws.vectors.npz")
-    pte = (tmp_path / "kws.pte").read_bytes()
-    for v, sample in enumerate(vectors["input_0"]):
-        (output,) = run_pte(pte, (torch.from_numpy(sample),), artifacts.manifest["target"]["isa"])
-        assert output.numpy().tobytes() == vectors["output_0"][v].tobytes()
+    assert_replays(artifacts, tmp_path)
 
 
 def test_a_fast_arena_that_holds_everything_plans_one_buffer() -> None:

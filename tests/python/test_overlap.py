@@ -8,13 +8,9 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-import numpy as np
 import pytest
-import torch
-from conftest import MODELS
+from conftest import MODELS, assert_replays
 from et_zephyr.api import ExportOptions, export
-from et_zephyr.artifacts import write_outputs
-from et_zephyr.emulate import run_pte
 from et_zephyr.io_mode import IOMode
 from et_zephyr.overlap import CHUNK_PIXELS, convolution_offset
 
@@ -135,12 +131,7 @@ def test_overlapping_plans_reach_their_bound_and_replay_exactly(
     memory = artifacts.manifest["memory"]
     planned = sum(b["bytes"] for b in memory["planned"])
     assert planned == memory["planned_lower_bound"]
-    write_outputs(artifacts, tmp_path)
-    vectors = np.load(tmp_path / "m.vectors.npz")
-    pte = (tmp_path / "m.pte").read_bytes()
-    for v, sample in enumerate(vectors["input_0"]):
-        (output,) = run_pte(pte, (torch.from_numpy(sample),), artifacts.manifest["target"]["isa"])
-        assert output.numpy().tobytes() == vectors["output_0"][v].tobytes()
+    assert_replays(artifacts, tmp_path)
     # The same program planned side by side needs more.
     import et_zephyr.memory
     import et_zephyr.offset_planner

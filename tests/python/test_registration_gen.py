@@ -5,26 +5,10 @@ to<T>() would abort the firmware (found by tests/fuzz on the wheel's own registr
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from types import ModuleType
-
 import pytest
-from conftest import REPO
+from conftest import generator_module
 
-
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "et_zephyr_gen", REPO / "zephyr/cmake/et_zephyr_gen.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["et_zephyr_gen"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-GEN = _generator()
+GEN = generator_module()
 
 
 @pytest.mark.parametrize(
