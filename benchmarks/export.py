@@ -59,7 +59,7 @@ def measure_upstream(target: str) -> dict[str, object]:
     from et_zephyr.timing import StepTimes
 
     times = StepTimes()
-    with times.step("import"), quiet_imports():
+    with quiet_imports():
         from executorch.backends.cortex_m.passes.cortex_m_pass_manager import (
             CortexMPassManager,
         )

@@ -419,7 +419,7 @@ int check_float_view(const et_zephyr_tensor_info &info, const void *floats, size
 
 /* Everything before the method: the program loaded and checked, the arenas laid
  * out. Not inlined, nor is load_method(): their locals are not on the stack under
- * the runtime's kernel lookup in Method::init, the main stack's deepest point. */
+ * the runtime's kernel lookup in Method::init (about 1.3 KiB deep). */
 __attribute__((noinline)) int prepare_memory(Model *m, const et_zephyr_config *cfg,
                                              const char *method_name, et_zephyr_requirements *req) {
     int rc = validate_before_load(cfg, method_name);

@@ -21,9 +21,9 @@ from torch.export import ExportedProgram
 from .targets import Target
 
 _DEPTHWISE_CONV = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
-# The firmware kernel named as in the manifest and in gen.py's --own-kernel.
+# The firmware kernel named as in the manifest and in gen.py's --scratch-kernel.
 DEPTHWISE_CONV_MVE = "depthwise_conv_mve"
-_CHANNELS_LAST = (0, 2, 3, 1)
+CHANNELS_LAST = (0, 2, 3, 1)
 _LANES = 4  # channels per float32 vector
 _VECTOR_BYTES = 16
 
@@ -50,7 +50,7 @@ def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
         return None
     if out_val.shape[1] != channels or any(t.meta["val"].numel() != channels for t in int32):
         return None
-    if x_val.dim_order() != _CHANNELS_LAST or out_val.dim_order() != _CHANNELS_LAST:
+    if x_val.dim_order() != CHANNELS_LAST or out_val.dim_order() != CHANNELS_LAST:
         return None
     height, width = x_val.shape[2], x_val.shape[3]
     pad_y, pad_x = padding
@@ -59,6 +59,12 @@ def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
     if out_val.shape[2] < 1 or out_val.shape[3] < 1:
         return None
     return _VECTOR_BYTES * (9 + 3 * (height + 2 * pad_y))
+
+
+def resize_scratch(scratch: torch.fx.Node, nbytes: int) -> None:
+    """Make a kernel's scratch allocation (a uint8 tensor the planner places) `nbytes`."""
+    scratch.args = (((nbytes,), torch.uint8),)
+    scratch.meta["val"] = scratch.meta["val"].new_empty((nbytes,))
 
 
 def plan_own_kernel_scratch(program: ExportedProgram, target: Target, kernels: str) -> list[str]:
@@ -76,8 +82,7 @@ def plan_own_kernel_scratch(program: ExportedProgram, target: Target, kernels: s
         needed = depthwise_mve_scratch_bytes(node)
         if needed is None or needed >= planned:
             continue
-        scratch.args = (((needed,), torch.uint8),)
-        scratch.meta["val"] = scratch.meta["val"].new_empty((needed,))
+        resize_scratch(scratch, needed)
         changed = True
     program.graph_module.recompile()
     return [DEPTHWISE_CONV_MVE] if changed else []

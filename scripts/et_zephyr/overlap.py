@@ -39,10 +39,11 @@ import torch
 from executorch.exir.tensor import TensorSpec
 from torch.fx import GraphModule, Node
 
+from .kernel_scratch import CHANNELS_LAST, depthwise_mve_scratch_bytes
+
 _CONV = torch.ops.cortex_m.quantized_conv2d.out
 _DEPTHWISE_CONV = torch.ops.cortex_m.quantized_depthwise_conv2d.out
 _ADD = torch.ops.cortex_m.quantized_add.out
-_CHANNELS_LAST = (0, 2, 3, 1)
 # The most output pixels any of those kernels writes before it is done with their inputs.
 CHUNK_PIXELS = 4
 # et-zephyr's Helium pointwise kernel takes input depths that are a multiple of this.
@@ -93,9 +94,11 @@ def _operand_offsets(node: Node, isa: str) -> Iterator[tuple[Node, int]]:
             yield node.args[0], offset
     elif node.target == _ADD:
         out = node.meta["val"]
+        if not _int8_channels_last(out):
+            return
         for operand in node.args:
             val = operand.meta.get("val") if isinstance(operand, Node) else None
-            if _same_layout(val, out):
+            if _int8_channels_last(val) and tuple(val.shape) == tuple(out.shape):
                 yield operand, 0
 
 
@@ -104,7 +107,7 @@ def _convolution_offset(node: Node, isa: str) -> int | None:
     kernel's order is not one this module knows to be safe."""
     x, weight, _, stride, padding, dilation = node.args[:6]
     x_val, w_val, out = x.meta["val"], weight.meta["val"], node.meta["val"]
-    if not _same_layout(x_val, x_val) or not _same_layout(out, out) or w_val.dim() != 4:
+    if not _int8_channels_last(x_val) or not _int8_channels_last(out) or w_val.dim() != 4:
         return None
     _, c_in, h_in, w_in = x_val.shape
     _, c_out, h_out, w_out = out.shape
@@ -112,10 +115,9 @@ def _convolution_offset(node: Node, isa: str) -> int | None:
         return None
     if node.target == _DEPTHWISE_CONV:
         _, k_h, k_w, _ = w_val.shape  # [1, kH, kW, C]
-        # Helium only: there arm_depthwise_conv_s8_opt gathers 4 pixels' windows of one
-        # channel block first; et-zephyr's own kernel runs stride 1, 3x3, padding <= 1.
-        own_kernel = (list(stride) == [1, 1] and (k_h, k_w) == (3, 3)
-                      and max(padding) <= 1 and c_in % 4 == 0)  # fmt: skip
+        # Helium only, where arm_depthwise_conv_s8_opt gathers 4 pixels' windows of one
+        # channel block first; not the shapes et-zephyr's own kernel may run.
+        own_kernel = depthwise_mve_scratch_bytes(node) is not None
         if isa != "mve" or own_kernel or c_in != c_out or not 1 < c_in <= _HELIUM_DEPTHWISE_BLOCK:
             return None
     else:
@@ -166,16 +168,13 @@ def convolution_offset(
     return worst
 
 
-def _same_layout(val: object, out: torch.Tensor) -> bool:
-    """An int8 4-D channels-last tensor of the output's shape."""
+def _int8_channels_last(val: object) -> bool:
+    """An int8 4-D tensor in channels-last order, as these kernels take them."""
     return (
         isinstance(val, torch.Tensor)
         and val.dtype == torch.int8
-        and out.dtype == torch.int8
         and val.dim() == 4
-        and tuple(val.shape) == tuple(out.shape)
-        and val.dim_order() == _CHANNELS_LAST
-        and out.dim_order() == _CHANNELS_LAST
+        and val.dim_order() == CHANNELS_LAST
     )
 
 

@@ -45,6 +45,7 @@ from . import reference
 from .analysis import node_macs
 from .errors import ExportError, first_line
 from .fast_memory import FastFirstPlanner
+from .kernel_scratch import resize_scratch
 from .loading import Inputs
 from .offset_planner import planning_suite
 from .targets import Target
@@ -271,8 +272,7 @@ def convolve_single_channel_inputs(program: ExportedProgram, target: Target) -> 
         node.replace_all_uses_with(conv)
         graph.erase_node(node)
         (scratch_bytes,) = required_cmsis_nn_buffer_sizes(conv, target.config.backend)
-        scratch.args = (((scratch_bytes,), torch.uint8),)
-        scratch.meta["val"] = scratch.meta["val"].new_empty((scratch_bytes,))
+        resize_scratch(scratch, scratch_bytes)
         changed += 1
     program.graph_module.recompile()
     return changed

@@ -286,8 +286,7 @@ function(et_zephyr_add_model target)
       execute_process(
         COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${ET_ZEPHYR_MODULE_DIR}/scripts"
                 ${PYTHON_EXECUTABLE} -c "import sys; from et_zephyr.cli import main; sys.exit(main())"
-                ${_model_arg} --target ${_cpu} --isa ${_isa} --kernels ${_kernels}
-                -o ${_export_dir} --name ${ARG_NAME} ${ARG_EXPORT_ARGS}
+                ${_args} -o ${_export_dir} --name ${ARG_NAME}
         RESULT_VARIABLE _rc)
       if(NOT _rc EQUAL 0)
         message(FATAL_ERROR "et-zephyr: et-export failed for ${ARG_MODEL}")
