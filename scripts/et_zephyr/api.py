@@ -25,6 +25,7 @@ from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt
 from . import dim_orders, int8_edges, layers, npu, pipeline, test_inputs
 from .analysis import mac_totals, operator_stats, portable_mac_operators
 from .artifacts import Artifacts, TestVectors, build_artifacts
+from .attention import decompose_attention
 from .calibration import load_calibration_file, random_calibration
 from .compaction import compact_program
 from .constant_inputs import bind_constant_inputs
@@ -36,7 +37,9 @@ from .io_spec import program_io, with_program_dim_orders
 from .kernel_scratch import plan_own_kernel_scratch
 from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
+from .mean_as_matmul import means_to_matmuls
 from .memory import arena_sizes, planned_lower_bound
+from .requantization import fold_constant_scales, fold_requantize_chains
 from .targets import DEFAULT_TARGET, Target, resolve_target
 from .timing import StepTimes
 from .verify import compare
@@ -93,6 +96,8 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         for node in pipeline.fold_batch_norm(graph):
             options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
         pipeline.scale_alpha_operands(graph)
+        decompose_attention(graph)
+        means_to_matmuls(graph)
         # Quantization rewrites the graph it is given; et-compare's float values need it
         # as it was.
         float_graph = copy.deepcopy(graph) if options.layer_data else None
@@ -110,6 +115,8 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
     """
     prepared = pipeline.prepare_model(model, example_inputs, [])
     graph = pipeline.capture_graph(prepared.model.train(), prepared.example_inputs)
+    decompose_attention(graph)
+    means_to_matmuls(graph)
     qat_model = prepare_qat_pt2e(graph, CortexMQuantizer())
     qat_model.meta["channels_last"] = prepared.channels_last
     return qat_model
@@ -158,6 +165,8 @@ def _lower(
             edge = npu.delegate_to_npu(fake_quant, prepared.example_inputs, npu_spec)
             quantized_edges = EdgeQuantization()
     with step("lowering"):
+        fold_constant_scales(edge.exported_program())
+        fold_requantize_chains(edge.exported_program())
         lowered = decompose_float_preserved_ops(pipeline.lower_to_cortex_m(edge, target))
         pipeline.remove_noop_pads(lowered)
         pipeline.convolve_single_channel_inputs(lowered, target)

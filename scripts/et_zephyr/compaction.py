@@ -78,8 +78,9 @@ def _key(value: object) -> tuple | None:
     if isinstance(value, Int):
         return ("int", value.int_val)
     if isinstance(value, Double):
-        # By bit pattern: 0.0 and -0.0 differ, and a NaN equals itself.
-        return ("double", struct.pack("<d", value.double_val))
+        # By bit pattern: 0.0 and -0.0 differ, and a NaN equals itself. Infinities
+        # arrive as the strings "inf" and "-inf" (e.g. attention's masked fill).
+        return ("double", struct.pack("<d", float(value.double_val)))
     if isinstance(value, Bool):
         return ("bool", value.bool_val)
     if isinstance(value, Null):

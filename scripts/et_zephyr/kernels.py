@@ -14,6 +14,7 @@ from executorch.exir.operator.convert import to_out_variant
 from torch.export import ExportedProgram
 from torch.fx import Node
 
+from . import own_ops
 from .errors import ExportError
 
 CORTEX_M = "cortex-m"
@@ -31,12 +32,12 @@ def available_kernels() -> frozenset[str]:
     # The dim-order conversions (dim_order_ops::_to_dim_order_copy.out, ...): portable too.
     names |= set(re.findall(r"^- func: (dim_order_ops::[\w.]+)\(", portable, re.M))
     names |= set(re.findall(r"^- func: (cortex_m::[\w.]+)\(", cortex_m, re.M))
-    return frozenset(names)
+    return frozenset(names | own_ops.KERNELS)
 
 
 def runs_on(operator: str) -> str:
     """Where an operator of the .pte runs: CMSIS-NN backed or portable C++."""
-    return CORTEX_M if operator.startswith("cortex_m::") else PORTABLE
+    return CORTEX_M if operator.startswith(("cortex_m::", "et_zephyr::")) else PORTABLE
 
 
 def out_variant_name(node: Node) -> str | None:

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The export pipeline, one named step per concern, in the order they run.
 
-prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands -> quantize
+prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
+-> decompose_attention (attention.py) -> means_to_matmuls (mean_as_matmul.py) -> quantize
 -> to_edge_dialect -> take_int8_edges (int8_edges.py, with --io int8)
+-> fold_constant_scales -> fold_requantize_chains (requantization.py)
 -> lower_to_cortex_m -> decompose_float_preserved_ops (float_fallback.py)
 -> remove_noop_pads -> convolve_single_channel_inputs -> drop_unused_constants
 -> default_dim_order_for_portable (dim_orders.py) -> plan_own_kernel_scratch (kernel_scratch.py)
@@ -41,7 +43,7 @@ from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import Quantizer
 from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
 
-from . import reference
+from . import cortex_m_passes, reference
 from .analysis import node_macs
 from .errors import ExportError, first_line
 from .fast_memory import FastFirstPlanner
@@ -211,9 +213,13 @@ def lower_to_cortex_m(edge: EdgeProgramManager, target: Target) -> ExportedProgr
     """Replace quantized patterns with cortex_m::* operators for the target's ISA.
 
     CMSIS-NN scratch buffers are sized here, per ISA tier: a program lowered for
-    one tier must not run on firmware built for another.
+    one tier must not run on firmware built for another. ExecuTorch's pass list runs
+    with the passes that retrace the graph replaced, and elementwise functions
+    the quantizer left in float as lookup tables (cortex_m_passes.py).
     """
-    manager = CortexMPassManager(edge.exported_program(), target_config=target.config)
+    manager = CortexMPassManager(
+        edge.exported_program(), passes=cortex_m_passes.PASS_LIST, target_config=target.config
+    )
     try:
         return manager.transform()
     except Exception as error:

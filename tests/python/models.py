@@ -91,23 +91,6 @@ def numpy_view_inputs() -> tuple:
     return SmallCNN(), samples[0], samples
 
 
-class ProjectedScores(nn.Module):
-    """A linear layer's output multiplied by its own input, transposed: ExecuTorch
-    v1.4.1's ReplaceScalarWithTensorArgPass fails on it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.query = nn.Linear(8, 8)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.matmul(self.query(x), x.transpose(1, 2))
-
-
-def failing_lowering() -> tuple:
-    torch.manual_seed(0)
-    return ProjectedScores(), _samples((1, 4, 8), 1)[0], _samples((1, 4, 8), 8)
-
-
 class LayeredCNN(nn.Module):
     """Three convolutions of the three kinds and a linear, for et-compare's tests."""
 

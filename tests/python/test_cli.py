@@ -138,11 +138,23 @@ def test_wrong_calibration_shape(tmp_path: Path) -> None:
     assert_clean_error(result, "input 0 samples have shape (1, 7), the model expects (1, 8)")
 
 
-def test_a_failing_upstream_pass_is_one_line_naming_it(tmp_path: Path) -> None:
-    result = et_export(f"{MODELS}:failing_lowering", cwd=tmp_path)
-    assert_clean_error(result, "lowering to Cortex-M failed: ")
-    assert "ReplaceScalarWithTensorArgPass" in result.stderr
-    assert not (tmp_path / "build").exists()
+def test_a_failing_upstream_pass_is_one_line_naming_it(tmp_path, monkeypatch, capsys) -> None:
+    from et_zephyr import cli, cortex_m_passes
+    from executorch.exir.pass_base import ExportPass
+
+    class DecomposeSomethingPass(ExportPass):
+        def call(self, graph_module):
+            raise RuntimeError("expected scalar type torch.int8 but found torch.int32")
+
+    monkeypatch.setattr(cortex_m_passes, "PASS_LIST", [DecomposeSomethingPass])
+    monkeypatch.delenv("ET_EXPORT_TRACEBACK", raising=False)
+    out = tmp_path / "out"
+    assert cli.main([f"{MODELS}:tiny", "-o", str(out)]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+    assert len(errors) == 1
+    assert errors[0].startswith("error: lowering to Cortex-M failed: ")
+    assert "DecomposeSomethingPass" in errors[0] and "torch.int32" in errors[0]
+    assert not out.exists()
 
 
 def test_an_unexpected_failure_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):

@@ -259,6 +259,20 @@ def native_name(kernel_name: str) -> str:
     return f"{ns}::native::{fn}" if ns else f"native::{fn}"
 
 
+OWN_NAMESPACE = "et_zephyr"
+OWN_KERNELS_DIR = Path(__file__).resolve().parents[2] / "lib/src/kernels"
+
+
+def own_kernel(name: str) -> tuple[str, Path] | None:
+    """et_zephyr::NAME.out -> (et_zephyr::native::NAME_out, lib/src/kernels/NAME.cpp): the
+    module's own operators follow that convention (scripts/et_zephyr/own_ops.py)."""
+    base, _, overload = name.split("::", 1)[1].partition(".")
+    source = OWN_KERNELS_DIR / f"{base}.cpp"
+    if overload != "out" or not source.is_file():
+        return None
+    return f"{OWN_NAMESPACE}::native::{base}_out", source
+
+
 def load_schemas(
     functions_yaml: list[Path], extra_schemas: Path | None
 ) -> tuple[dict[str, str], dict[str, str]]:
@@ -819,6 +833,21 @@ def main(argv: list[str] | None = None) -> int:
                 prim = True
                 continue
             ns = name.split("::", 1)[0]
+            if ns == OWN_NAMESPACE:
+                if not args.cortex_m:
+                    problems.append(f"{name}: CONFIG_ET_ZEPHYR_CORTEX_M_KERNELS is off")
+                    continue
+                own = own_kernel(name)
+                if own is None:
+                    problems.append(f"{name}: no kernel in {OWN_KERNELS_DIR}")
+                    continue
+                if name not in schemas:
+                    problems.append(f"{name}: schema unknown (export with et-export)")
+                    continue
+                op_args, returns = parse_schema(schemas[name])
+                selected_ops.append(Op(name, schemas[name], own[0], op_args, returns))
+                cortex_srcs.append(own[1])
+                continue
             if ns == "cortex_m" and not args.cortex_m:
                 problems.append(f"{name}: CONFIG_ET_ZEPHYR_CORTEX_M_KERNELS is off")
                 continue

@@ -15,17 +15,11 @@
 
 #include <et_zephyr/et_zephyr.h>
 
+#include "../semihosting_exit.h"
+
 namespace {
 
 constexpr size_t kChunk = 256;
-
-void finish() {
-#if defined(__arm__)
-    register uint32_t reason __asm__("r0") = 0x18;    /* SYS_EXIT */
-    register uint32_t status __asm__("r1") = 0x20026; /* ADP_Stopped_ApplicationExit */
-    __asm__ volatile("bkpt 0xab" : : "r"(reason), "r"(status));
-#endif
-}
 
 bool read_exact(FILE *in, void *data, size_t size) {
     return fread(data, 1, size, in) == size;
@@ -38,7 +32,7 @@ int main() {
     FILE *out = fopen("results.bin", "wb");
     if (in == nullptr || out == nullptr) {
         puts("cannot open cases.bin or results.bin");
-        finish();
+        semihosting_exit();
         return 1;
     }
     static float values[kChunk];
@@ -52,7 +46,7 @@ int main() {
             !read_exact(in, &zero_point, sizeof(zero_point)) || count > kChunk ||
             !read_exact(in, values, count * sizeof(float))) {
             puts("malformed cases.bin");
-            finish();
+            semihosting_exit();
             return 1;
         }
         et_zephyr_quantize_int8(values, quantized, count, scale, zero_point);
@@ -62,6 +56,6 @@ int main() {
     }
     fclose(out);
     puts("done");
-    finish();
+    semihosting_exit();
     return 0;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../semihosting_exit.h"
 #include "kernels/requantize_dsp.h"
 
 using et_zephyr::native::channel_requantization;
@@ -60,12 +61,6 @@ int32_t draw(int32_t index, int32_t multiplier, int32_t right_shift) {
         sum = -kExactSumBound;
     }
     return static_cast<int32_t>(sum);
-}
-
-void semihosting_exit() {
-    register uint32_t reason __asm__("r0") = 0x18;    /* SYS_EXIT */
-    register uint32_t status __asm__("r1") = 0x20026; /* ADP_Stopped_ApplicationExit */
-    __asm__ volatile("bkpt 0xab" : : "r"(reason), "r"(status));
 }
 
 } // namespace

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ExecuTorch's Cortex-M pass list, with the two passes that retrace the graph replaced.
+
+After FoldAndAnnotateQParamsPass the graph computes on int8 tensors, but its aten
+operators are still the float ones: retracing them re-derives every dtype by type
+promotion, and an int8 linear (int8 input and weight, int32 bias) comes out int32.
+The first operator that checks its inputs' dtypes then fails: attention's
+`softmax(...) @ v` is a bmm of an int8 and an int32 tensor ("expected scalar type
+torch.int8 but found torch.int32", in ReplaceScalarWithTensorArgPass and, without it,
+ReplaceQuantNodesPass). Both replacements edit the nodes in place instead.
+"""
+
+from __future__ import annotations
+
+import torch
+from executorch.backends.arm._passes import FoldAndAnnotateQParamsPass
+from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
+from executorch.backends.cortex_m.passes.replace_quant_nodes_pass import ReplaceQuantNodesPass
+from executorch.backends.transforms.replace_scalar_with_tensor import (
+    ReplaceScalarWithTensorArgPass,
+)
+from executorch.exir.dialects._ops import ops as exir_ops
+from executorch.exir.pass_base import ExportPass, PassResult
+from torch.fx import GraphModule, Node
+
+from .layer_norm_lowering import LayerNormToKernel
+from .lookup_tables import ElementwiseToLookupTables
+
+_QUANTIZE = exir_ops.edge.quantized_decomposed.quantize_per_tensor.default
+_DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
+_CORTEX_M_EDGES = {
+    _QUANTIZE: exir_ops.edge.cortex_m.quantize_per_tensor.default,
+    _DEQUANTIZE: exir_ops.edge.cortex_m.dequantize_per_tensor.default,
+}
+_SCALAR_TO_TENSOR = {
+    exir_ops.edge.aten.add.Scalar: exir_ops.edge.aten.add.Tensor,
+    exir_ops.edge.aten.sub.Scalar: exir_ops.edge.aten.sub.Tensor,
+    exir_ops.edge.aten.mul.Scalar: exir_ops.edge.aten.mul.Tensor,
+    exir_ops.edge.aten.div.Scalar: exir_ops.edge.aten.div.Tensor,
+}
+
+
+class QuantNodesToCortexMInPlace(ExportPass):
+    """ReplaceQuantNodesPass without the retrace: int8/int16 per-tensor quantize and
+    dequantize nodes become cortex_m's, and nothing else is touched."""
+
+    def call(self, graph_module: GraphModule) -> PassResult:
+        modified = False
+        for node in graph_module.graph.nodes:
+            if node.target in _CORTEX_M_EDGES and ReplaceQuantNodesPass._is_qualified_node(
+                node.args
+            ):
+                node.target = _CORTEX_M_EDGES[node.target]
+                modified = True
+        graph_module.recompile()
+        return PassResult(graph_module, modified)
+
+
+class ScalarArgsToTensorsInPlace(ExportPass):
+    """ReplaceScalarWithTensorArgPass without the retrace: `add.Scalar(x, c)` (sub, mul,
+    div) becomes `add.Tensor(x, full([1], c))`, the constant in x's dtype."""
+
+    def call(self, graph_module: GraphModule) -> PassResult:
+        graph = graph_module.graph
+        modified = False
+        for node in list(graph.nodes):
+            if node.target not in _SCALAR_TO_TENSOR or "alpha" in node.kwargs:
+                continue
+            operand = node.args[0]
+            assert isinstance(operand, Node)
+            value = operand.meta["val"]
+            with graph.inserting_before(node):
+                constant = graph.call_function(
+                    exir_ops.edge.aten.full.default,
+                    ((1,), float(node.args[1])),
+                    {"dtype": value.dtype, "device": value.device},
+                )
+            with value.fake_mode:
+                constant.meta["val"] = torch.full((1,), float(node.args[1]), dtype=value.dtype)
+            constant.meta["stack_trace"] = node.meta.get("stack_trace")
+            node.target = _SCALAR_TO_TENSOR[node.target]
+            node.args = (operand, constant, *node.args[2:])
+            modified = True
+        graph_module.recompile()
+        return PassResult(graph_module, modified)
+
+
+_REPLACEMENTS: dict[type, list[type]] = {
+    FoldAndAnnotateQParamsPass: [
+        FoldAndAnnotateQParamsPass,
+        ElementwiseToLookupTables,
+        LayerNormToKernel,
+    ],
+    ReplaceScalarWithTensorArgPass: [ScalarArgsToTensorsInPlace],
+    ReplaceQuantNodesPass: [QuantNodesToCortexMInPlace],
+}
+
+# Upstream's order, each retracing pass in its place; the lookup tables and LayerNorm
+# once the quantization parameters are folded.
+PASS_LIST: list[type] = [
+    replacement
+    for upstream in CortexMPassManager.pass_list
+    for replacement in _REPLACEMENTS.get(upstream, [upstream])
+]

@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Elementwise float functions between int8 tensors as 256-entry lookup tables.
+
+The Cortex-M quantizer annotates sigmoid, tanh and silu; any other elementwise function
+(GELU in a transformer's MLP, ELU, x ** 2, exp, ...) stays a float operator between a
+dequantize and a quantize, on a portable kernel whose float math need not match the
+host's bit for bit. With an int8 input there are only 256 possible inputs: the whole
+`quantize(f(dequantize(x)))` is a table computed here, with the very dequantize, f and
+quantize of the fake-quant model, and run by cortex_m::quantized_activation (one load
+per element). The host reference then runs the same table as the device.
+"""
+
+from __future__ import annotations
+
+import torch
+from executorch.backends.transforms.utils import create_constant_placeholder
+from executorch.exir.dialects._ops import ops as exir_ops
+from executorch.exir.pass_base import ExportPass, PassResult
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
+from torch.fx import GraphModule, Node
+
+_QUANTIZE = exir_ops.edge.quantized_decomposed.quantize_per_tensor.default
+_DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
+_LOOKUP = exir_ops.edge.cortex_m.quantized_activation.default
+_aten = exir_ops.edge.aten
+
+# Functions of one tensor, elementwise, whose other arguments are constants, and that
+# the Cortex-M quantizer leaves in float: sigmoid, tanh, silu, hardswish and clamp it
+# quantizes itself, and upstream's passes lower them.
+ELEMENTWISE: frozenset[object] = frozenset(
+    {
+        _aten.gelu.default,
+        _aten.elu.default,
+        _aten.leaky_relu.default,
+        _aten.relu.default,
+        _aten.softplus.default,
+        _aten.exp.default,
+        _aten.expm1.default,
+        _aten.log.default,
+        _aten.log1p.default,
+        _aten.sqrt.default,
+        _aten.rsqrt.default,
+        _aten.reciprocal.default,
+        _aten.abs.default,
+        _aten.neg.default,
+        _aten.erf.default,
+        _aten.sin.default,
+        _aten.cos.default,
+        _aten.pow.Tensor_Scalar,
+    }
+)
+
+
+class ElementwiseToLookupTables(ExportPass):
+    """`quantize(f(dequantize(x)))` with int8 on both sides becomes
+    `quantized_activation(x, table)`.
+
+    Runs after FoldAndAnnotateQParamsPass, in place: a retrace there would type an int8
+    linear's output int32 (see cortex_m_passes.py), which the lookup refuses."""
+
+    def __init__(self, exported_program: ExportedProgram) -> None:
+        super().__init__()
+        self.exported_program = exported_program
+
+    def call(self, graph_module: GraphModule) -> PassResult:
+        graph = graph_module.graph
+        replaced = 0
+        for node in list(graph.nodes):
+            if node.target not in ELEMENTWISE:
+                continue
+            source = node.args[0]
+            quantizers = list(node.users)
+            if not _is_int8(source, _DEQUANTIZE) or len(source.users) != 1:
+                continue
+            if not quantizers or not all(_is_int8(q, _QUANTIZE) for q in quantizers):
+                continue
+            if any(q.args[1:] != quantizers[0].args[1:] for q in quantizers):
+                continue
+            table = lookup_table(node, source, quantizers[0])
+            first_placeholder = next(n for n in graph.nodes if n.op == "placeholder")
+            with graph.inserting_before(first_placeholder):
+                table_node = create_constant_placeholder(
+                    self.exported_program, graph, f"{node.name}_table", InputKind.PARAMETER, table
+                )
+            # The first quantize becomes the lookup: a graph output keeps its node's name.
+            lookup, *others = quantizers
+            lookup.target = _LOOKUP
+            lookup.args = (source.args[0], table_node)
+            lookup.meta = {**node.meta, "val": lookup.meta["val"]}
+            for quantizer in others:
+                quantizer.replace_all_uses_with(lookup)
+                graph.erase_node(quantizer)
+            graph.erase_node(node)
+            graph.erase_node(source)
+            replaced += 1
+        graph_module.recompile()
+        return PassResult(graph_module, replaced > 0)
+
+
+def lookup_table(function: Node, dequantize: Node, quantize: Node) -> torch.Tensor:
+    """The int8 output for each int8 input -128..127, computed as the fake-quant model
+    computes it."""
+    codes = torch.arange(-128, 128, dtype=torch.int8)
+    values = torch.ops.quantized_decomposed.dequantize_per_tensor(codes, *dequantize.args[1:])
+    results = function.target(values, *function.args[1:], **function.kwargs)
+    return torch.ops.quantized_decomposed.quantize_per_tensor(results, *quantize.args[1:])
+
+
+def _is_int8(node: object, target: object) -> bool:
+    return isinstance(node, Node) and node.target == target and node.args[5] == torch.int8

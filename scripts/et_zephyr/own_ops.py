@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The operators whose kernels are et-zephyr's own (lib/src/kernels/NAME.cpp), for the
+graph, the fake-tensor tracer and the host reference.
+
+An et_zephyr::NAME.out operator is implemented by et_zephyr::native::NAME_out in
+lib/src/kernels/NAME.cpp: that convention is all the firmware build needs
+(zephyr/cmake/et_zephyr_gen.py), the schema comes with the exported model.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.library import Library, impl, register_fake
+
+from .reference import layer_norm
+
+NAMESPACE = "et_zephyr"
+_library = Library(NAMESPACE, "DEF")
+
+_LAYER_NORM_ARGUMENTS = (
+    "Tensor input, Tensor multipliers, Tensor biases, int input_zero_point, "
+    "int output_zero_point, int epsilon, int shift"
+)
+_library.define(f"quantized_layer_norm({_LAYER_NORM_ARGUMENTS}) -> Tensor")
+_library.define(
+    f"quantized_layer_norm.out({_LAYER_NORM_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)"
+)
+
+# `namespace::name.overload` of each operator with a kernel in lib/src/kernels.
+KERNELS: frozenset[str] = frozenset({f"{NAMESPACE}::quantized_layer_norm.out"})
+
+
+@register_fake(f"{NAMESPACE}::quantized_layer_norm")  # type: ignore[misc]
+def _layer_norm_fake(input: torch.Tensor, *args: object) -> torch.Tensor:
+    return torch.empty_like(input, dtype=torch.int8)
+
+
+@impl(_library, "quantized_layer_norm", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _layer_norm(
+    input: torch.Tensor,
+    multipliers: torch.Tensor,
+    biases: torch.Tensor,
+    input_zero_point: int,
+    output_zero_point: int,
+    epsilon: int,
+    shift: int,
+) -> torch.Tensor:
+    return layer_norm.layer_norm(
+        input, multipliers, biases, input_zero_point, output_zero_point, epsilon, shift
+    )
+
+
+@impl(_library, "quantized_layer_norm.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _layer_norm_out(
+    input: torch.Tensor,
+    multipliers: torch.Tensor,
+    biases: torch.Tensor,
+    input_zero_point: int,
+    output_zero_point: int,
+    epsilon: int,
+    shift: int,
+    *,
+    out: torch.Tensor,
+) -> torch.Tensor:
+    out.copy_(
+        _layer_norm(input, multipliers, biases, input_zero_point, output_zero_point, epsilon, shift)
+    )
+    return out
