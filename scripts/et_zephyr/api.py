@@ -39,6 +39,7 @@ from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
 from .mean_as_matmul import means_to_matmuls
 from .memory import arena_sizes, planned_lower_bound
+from .recurrent import unroll_recurrent
 from .requantization import fold_constant_scales, fold_requantize_chains
 from .targets import DEFAULT_TARGET, Target, resolve_target
 from .timing import StepTimes
@@ -97,6 +98,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
             options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
         pipeline.scale_alpha_operands(graph)
         decompose_attention(graph)
+        unroll_recurrent(graph)
         means_to_matmuls(graph)
         # Quantization rewrites the graph it is given; et-compare's float values need it
         # as it was.
@@ -116,6 +118,7 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
     prepared = pipeline.prepare_model(model, example_inputs, [])
     graph = pipeline.capture_graph(prepared.model.train(), prepared.example_inputs)
     decompose_attention(graph)
+    unroll_recurrent(graph)
     means_to_matmuls(graph)
     qat_model = prepare_qat_pt2e(graph, CortexMQuantizer())
     qat_model.meta["channels_last"] = prepared.channels_last

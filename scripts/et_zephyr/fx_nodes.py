@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import torch
+import torch.utils._pytree as pytree
 from torch.fx import GraphModule, Node
+from torch.fx.node import map_arg
 
 
 def call(graph: GraphModule, source: Node, target: object, *args: object) -> Node:
@@ -12,8 +14,9 @@ def call(graph: GraphModule, source: Node, target: object, *args: object) -> Nod
     fake tensors of its inputs, its source line the one of `source` (the node it
     replaces), so reports still point at the model's code."""
     node = graph.graph.call_function(target, args)
-    values = [a.meta["val"] if isinstance(a, Node) else a for a in args]
-    fake = next(v for v in values if isinstance(v, torch.Tensor))
+    values = map_arg(args, lambda a: a.meta["val"])
+    leaves = pytree.tree_leaves(values)
+    fake = next(v for v in leaves if isinstance(v, torch.Tensor))
     with fake.fake_mode:
         node.meta["val"] = target(*values)
     node.meta["stack_trace"] = source.meta.get("stack_trace")

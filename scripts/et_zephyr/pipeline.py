@@ -2,7 +2,8 @@
 """The export pipeline, one named step per concern, in the order they run.
 
 prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
--> decompose_attention (attention.py) -> means_to_matmuls (mean_as_matmul.py) -> quantize
+-> decompose_attention (attention.py) -> unroll_recurrent (recurrent.py)
+-> means_to_matmuls (mean_as_matmul.py) -> quantize
 -> to_edge_dialect -> take_int8_edges (int8_edges.py, with --io int8)
 -> fold_constant_scales -> fold_requantize_chains (requantization.py)
 -> lower_to_cortex_m -> decompose_float_preserved_ops (float_fallback.py)

@@ -53,3 +53,18 @@ def test_a_wrapper_checks_every_argument_and_the_result_before_the_kernel() -> N
     ):
         assert expected in checks
     assert code.index("context.fail") < code.index("stack[0]->to<")
+
+
+def test_an_operator_returning_nothing_still_gets_the_result_slot() -> None:
+    """ExecuTorch passes a value for the result of every operator, a `-> ()` one too
+    (split_with_sizes_copy.out): 5 values here, not 4, or the kernel call fails."""
+    args, returns = GEN.parse_schema(
+        "aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, "
+        "Tensor(a!)[] out) -> ()"
+    )
+    assert returns == []
+    op = GEN.Op("aten::split_with_sizes_copy.out", "", "torch::executor::split_out", args, [])
+    code = GEN.generate_registration([op], profiling=False)
+    assert "if (stack.size() != 5" in code
+    assert "stack[3]->isTensorList()" in code and "stack[4]" not in code
+    assert "void split_out(" in code

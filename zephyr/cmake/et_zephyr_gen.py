@@ -330,6 +330,8 @@ class Fault:
 def _fault_code(op: Op, fault: Fault | None, n_stack: int) -> str:
     if fault is None or fault.op != op.name:
         return ""
+    if not op.returns:
+        raise GenError(f"{op.name} returns no tensor to perturb")
     return (
         "        // CONFIG_ET_ZEPHYR_TEST_FAULT_OPERATOR: a wrong result on purpose.\n"
         "        static unsigned fault_calls;\n"
@@ -353,7 +355,9 @@ def generate_registration(ops: list[Op], profiling: bool, fault: Fault | None = 
         ns, _, fn = op.kernel.rpartition("::")
         sig = f"{cpp_return(op.returns)} {fn}({T}KernelRuntimeContext &, {', '.join(params)});"
         decls.setdefault(ns, []).append(sig)
-        n_stack = len(op.args) + len(op.returns)
+        # The runtime passes one value for the result even when the schema returns
+        # nothing (a `-> ()` out variant such as split_with_sizes_copy.out): unchecked.
+        n_stack = len(op.args) + max(1, len(op.returns))
         checks = [arg_check(a.type, f"stack[{i}]") for i, a in enumerate(op.args)]
         checks += [f"stack[{len(op.args) + j}]->isTensor()" for j in range(len(op.returns))]
         condition = "\n            && ".join(c for c in checks if c)

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: Apache-2.0
+"""nn.GRU and nn.LSTM unrolled into quantizable operators, then lowered to integers."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import torch
+from conftest import REPO
+from et_zephyr import api, pipeline
+from et_zephyr.loading import ModelBundle
+from et_zephyr.recurrent import unroll_recurrent
+from torch import nn
+
+_spec = importlib.util.spec_from_file_location(
+    "recurrent_models", REPO / "tests/models/recurrent.py"
+)
+assert _spec is not None and _spec.loader is not None
+recurrent = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(recurrent)
+
+
+class Sequence(nn.Module):
+    """The whole output sequence and the final states, with or without initial ones."""
+
+    def __init__(self, cell: nn.Module, with_state: bool) -> None:
+        super().__init__()
+        self.cell, self.with_state = cell, with_state
+
+    def forward(self, x: torch.Tensor, *state: torch.Tensor):
+        if not self.with_state:
+            return self.cell(x)
+        return self.cell(x, tuple(state) if len(state) > 1 else state[0])
+
+
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+@pytest.mark.parametrize("layers", [1, 2])
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("with_state", [False, True])
+def test_the_unrolled_steps_compute_the_layer(kind, layers, batch_first, bias, with_state) -> None:
+    torch.manual_seed(layers)
+    cell = {"gru": nn.GRU, "lstm": nn.LSTM}[kind](
+        5, 7, num_layers=layers, batch_first=batch_first, bias=bias
+    )
+    x = torch.randn(2, 6, 5) if batch_first else torch.randn(6, 2, 5)
+    states = [torch.randn(layers, 2, 7) for _ in range(2 if kind == "lstm" else 1)]
+    inputs = (x, *states) if with_state else (x,)
+    model = Sequence(cell, with_state).eval()
+    graph = pipeline.capture_graph(model, inputs)
+    assert unroll_recurrent(graph) == 1
+    targets = {str(n.target) for n in graph.graph.nodes if n.op == "call_function"}
+    assert not any("gru" in t or "lstm" in t for t in targets)
+    with torch.no_grad():
+        expected = model(*inputs)
+        got = graph(*inputs)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_bidirectional_layers_stay_whole() -> None:
+    model = Sequence(nn.GRU(5, 7, bidirectional=True, batch_first=True), False).eval()
+    graph = pipeline.capture_graph(model, (torch.randn(1, 4, 5),))
+    assert unroll_recurrent(graph) == 0
+
+
+@pytest.mark.parametrize("factory", ["gru", "gru2", "lstm", "lstm2"])
+@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m4", "cortex-m33", "cortex-m55"])
+def test_keyword_models_run_every_operator_in_integers(factory: str, target: str) -> None:
+    model, example, samples = getattr(recurrent, factory)()
+    artifacts = api.export(
+        ModelBundle(model, example, samples), api.ExportOptions(target=target, name="model")
+    )
+    operators = artifacts.manifest["operators"]
+    floats = {op for op, s in operators.items() if s["runs_on"] == "portable"}
+    assert floats <= {"aten::select_copy.int_out", "aten::split_with_sizes_copy.out"}
+    macs = artifacts.manifest["macs"]
+    assert macs["cmsis_nn"] == macs["total"] > 0
+    agreement = artifacts.manifest["agreement"]
+    assert agreement["top1_vs_fake_quant"] == 1.0
+    assert agreement["max_steps_vs_fake_quant"] <= 2
