@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Float and INT8 accuracy of the shipped KWS model on the held-out test split.
+"""Float and INT8 accuracy of a shipped keyword model on the held-out test split.
 
-    python samples/kws/evaluate.py [--out-dir build/kws-data] [--limit N]
+    python samples/kws/evaluate.py [--model FILE.py:FACTORY] [--out-dir build/kws-data]
+                                   [--limit N]
 
-Exports model.py:kws with et-export's Python API (INT8, CMSIS-NN, Cortex-M55) and runs
-the serialized program on the host with et-export's emulation of the device kernels,
-clip by clip, next to the float model on the same features.
+Exports the model (default: this folder's model.py:kws; samples/kwt/model.py:kwt is the
+keyword transformer) with et-export's Python API (INT8, Cortex-M55) and runs the
+serialized program on the host with et-export's emulation of the device kernels, clip
+by clip, next to the float model on the same features.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import numpy as np
 import torch
 from classify import predict
 from dataset import CACHE_DIR, CLIPS_PER_CLASS, SEED, evaluation_features, load
-from model import kws
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "scripts"))
@@ -29,8 +30,10 @@ from et_zephyr.runtime_quiet import quiet_imports  # noqa: E402
 with quiet_imports():
     from et_zephyr.api import ExportOptions, export
     from et_zephyr.emulate import run_pte
+    from et_zephyr.loading import load_model
 
 TARGET = "cortex-m55"
+ISA = "mve"  # the M55's CMSIS-NN tier: the emulation rounds as Helium does
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -39,15 +42,14 @@ def main(argv: list[str] | None = None) -> None:
     inputs, labels = evaluation_features(splits["test"], "test", args.seed)
     inputs, labels = inputs[: args.limit], labels[: args.limit]
 
-    model = kws()[0]
-    float_predictions = predict(model, inputs)
+    float_predictions = predict(load_model(args.model).model, inputs)
 
     started = time.monotonic()
     with quiet_imports():
-        artifacts = export(f"{HERE / 'model.py'}:kws", ExportOptions(target=TARGET, name="kws"))
+        artifacts = export(args.model, ExportOptions(target=TARGET, name="model"))
     print(f"export: {time.monotonic() - started:.0f} s")
     started = time.monotonic()
-    int8_predictions = _run_int8(artifacts.files["kws.pte"], inputs)
+    int8_predictions = _run_int8(artifacts.files["model.pte"], inputs)
     print(f"host INT8 runs: {time.monotonic() - started:.0f} s")
 
     print(f"\ntest split: {len(labels)} clips, voices never heard in training")
@@ -58,6 +60,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--model", default=f"{HERE / 'model.py'}:kws", help="FILE.py:FACTORY")
     parser.add_argument("--out-dir", type=Path, default=CACHE_DIR)
     parser.add_argument("--limit", type=int, help="evaluate only the first N test clips")
     parser.add_argument("--clips-per-class", type=int, default=CLIPS_PER_CLASS)
@@ -70,7 +73,7 @@ def _row(name: str, hits: np.ndarray) -> None:
 
 
 def _run_int8(pte: bytes, inputs: np.ndarray) -> np.ndarray:
-    outputs = [run_pte(pte, (torch.from_numpy(sample[np.newaxis]),))[0] for sample in inputs]
+    outputs = [run_pte(pte, (torch.from_numpy(sample[np.newaxis]),), ISA)[0] for sample in inputs]
     return np.array([int(output.argmax()) for output in outputs])
 
 

@@ -37,7 +37,11 @@ from executorch.exir.schema import (
 )
 from executorch.exir.tensor import get_scalar_type
 
-from . import memory_order, reference
+from . import (
+    memory_order,
+    own_ops,  # noqa: F401  (registers the et_zephyr::* operators it may run)
+    reference,
+)
 from .errors import ExportError
 
 

@@ -103,7 +103,7 @@ def test_shipped_weights_classify_the_shipped_test_clips() -> None:
 
 
 def test_calibration_is_training_features_of_every_class_and_feeds_the_factory() -> None:
-    from train import CALIBRATION_SAMPLES
+    from shipping import CALIBRATION_SAMPLES
 
     with np.load(CALIBRATION) as data:
         features = data["features"]

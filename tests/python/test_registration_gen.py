@@ -68,3 +68,20 @@ def test_an_operator_returning_nothing_still_gets_the_result_slot() -> None:
     assert "if (stack.size() != 5" in code
     assert "stack[3]->isTensorList()" in code and "stack[4]" not in code
     assert "void split_out(" in code
+
+
+def test_an_own_operator_is_found_by_its_name(tmp_path) -> None:
+    """et_zephyr::NAME.out is et_zephyr::native::NAME_out in lib/src/kernels/NAME.cpp."""
+    kernel, source = GEN.own_kernel("et_zephyr::quantized_layer_norm.out")
+    assert kernel == "et_zephyr::native::quantized_layer_norm_out"
+    assert source.name == "quantized_layer_norm.cpp" and source.is_file()
+    assert f"{kernel.rpartition('::')[2]}(" in source.read_text()
+    assert GEN.own_kernel("et_zephyr::quantized_layer_norm") is None  # functional
+    assert GEN.own_kernel("et_zephyr::no_such_operator.out") is None
+
+
+def test_every_operator_et_export_may_emit_has_its_kernel_source() -> None:
+    from et_zephyr import own_ops
+
+    for name in own_ops.KERNELS:
+        assert GEN.own_kernel(name) is not None, name

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Train the keyword transformer on samples/kws's espeak-ng keywords and write what it ships.
+
+    python samples/kwt/train.py [--out-dir build/kws-data] [--epochs N]
+
+The data, features and augmentation are samples/kws's (the clips cached in --out-dir
+are shared with it). Writes, beside model.py: kwt_weights.pt (float32 state_dict),
+calibration.npz (training features for et-export's INT8 calibration) and
+test_clips.npz (one test-split clip per class, with its label, for the device sample).
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+# samples/kws's data pipeline; its modules read LABELS from this folder's model.py
+# (the same labels), which comes first on the path.
+sys.path.append(str(Path(__file__).resolve().parents[1] / "kws"))
+
+from classify import predict  # noqa: E402
+from dataset import Split, features  # noqa: E402
+from model import KWT, LABELS, WEIGHTS  # noqa: E402
+from shipping import train_and_ship  # noqa: E402
+
+EPOCHS = 40
+BATCH = 64
+LEARNING_RATE = 2e-3
+WEIGHT_DECAY = 0.05
+
+
+def main(argv: list[str] | None = None) -> None:
+    train_and_ship(
+        argv, __doc__.splitlines()[0], _fit, EPOCHS, WEIGHTS.parent, WEIGHTS, len(LABELS)
+    )
+
+
+def _fit(
+    train: Split, validation: tuple[np.ndarray, np.ndarray], epochs: int, seed: int
+) -> nn.Module:
+    """AdamW with a cosine learning rate; the epoch with the best validation accuracy wins."""
+    model = KWT()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=WEIGHT_DECAY)
+    steps = -(-len(train.labels) // BATCH)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=LEARNING_RATE, total_steps=epochs * steps, pct_start=0.1
+    )
+    rng = np.random.default_rng(seed)
+    best, best_accuracy = copy.deepcopy(model.state_dict()), -1.0
+    for epoch in range(epochs):
+        # Fresh noise, shift and loudness every epoch.
+        inputs = torch.from_numpy(features(train.clean, rng))
+        labels = torch.from_numpy(train.labels)
+        order = torch.from_numpy(rng.permutation(len(labels)))
+        model.train()
+        losses = []
+        for batch in order.split(BATCH):
+            loss = nn.functional.cross_entropy(
+                model(inputs[batch]), labels[batch], label_smoothing=0.1
+            )
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            losses.append(loss.item())
+        accuracy = float(np.mean(predict(model, validation[0]) == validation[1]))
+        print(
+            f"epoch {epoch + 1:2}/{epochs}: training loss {np.mean(losses):.3f}, "
+            f"validation accuracy {accuracy:.1%}"
+        )
+        if accuracy > best_accuracy:
+            best, best_accuracy = copy.deepcopy(model.state_dict()), accuracy
+    model.load_state_dict(best)
+    return model
+
+
+if __name__ == "__main__":
+    main()
