@@ -24,6 +24,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 from et_zephyr.runtime_quiet import quiet_imports  # noqa: E402
 
 with quiet_imports():
+    from et_zephyr.analysis import BYTE_COPIES
     from et_zephyr.api import ExportOptions, export
 
 MODELS = [
@@ -37,15 +38,6 @@ MODELS = [
     "tests/models/recurrent.py:lstm_kws",
     "samples/kwt/model.py:kwt",
 ]
-# Operators that only move bytes: exact, whatever kernel runs them.
-BYTE_COPIES = {
-    "aten::permute_copy.out",
-    "aten::split_with_sizes_copy.out",
-    "aten::select_copy.int_out",
-    "aten::unsqueeze_copy.out",
-    "aten::squeeze_copy.dims_out",
-    "dim_order_ops::_clone_dim_order.out",
-}
 
 
 def row(model: str, target: str) -> str:

@@ -96,5 +96,39 @@ def portable_mac_operators(stats: dict[str, OperatorStats]) -> list[str]:
     return [name for name, s in stats.items() if s.macs and s.runs_on == PORTABLE]
 
 
+# Portable operators that only move or fill bytes: exact whatever the core, so the host
+# reference and the device agree on them by construction.
+BYTE_COPIES = frozenset(
+    {
+        "aten::permute_copy.out",
+        "aten::view_copy.out",
+        "aten::split_with_sizes_copy.out",
+        "aten::split_copy.Tensor_out",
+        "aten::select_copy.int_out",
+        "aten::slice_copy.Tensor_out",
+        "aten::unsqueeze_copy.out",
+        "aten::squeeze_copy.dims_out",
+        "aten::squeeze_copy.dim_out",
+        "aten::expand_copy.out",
+        "aten::cat.out",
+        "aten::stack.out",
+        "aten::constant_pad_nd.out",
+        "aten::full.out",
+        "dim_order_ops::_clone_dim_order.out",
+    }
+)
+
+
+def portable_arithmetic(stats: dict[str, OperatorStats]) -> list[str]:
+    """Operators computing on portable kernels without MACs (float element-wise and
+    reduction tails): their float math is the device's libm and compiler, which the
+    host reference need not match to the bit."""
+    return [
+        name
+        for name, s in stats.items()
+        if s.runs_on == PORTABLE and not s.macs and name not in BYTE_COPIES
+    ]
+
+
 def histogram(stats: dict[str, OperatorStats]) -> Counter[str]:
     return Counter({name: s.calls for name, s in stats.items()})

@@ -23,7 +23,7 @@ from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
 from . import dim_orders, int8_edges, layers, npu, pipeline, test_inputs
-from .analysis import mac_totals, operator_stats, portable_mac_operators
+from .analysis import mac_totals, operator_stats, portable_arithmetic, portable_mac_operators
 from .artifacts import Artifacts, TestVectors, build_artifacts
 from .attention import decompose_attention
 from .calibration import load_calibration_file, random_calibration
@@ -158,6 +158,8 @@ def _lower(
     float_graph: GraphModule | None = None,
 ) -> Artifacts:
     step = options.times.step
+    fold_constant_scales(fake_quant)
+    fold_requantize_chains(fake_quant)
     with step("to_edge"):
         if npu_spec is None:
             edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
@@ -168,8 +170,6 @@ def _lower(
             edge = npu.delegate_to_npu(fake_quant, prepared.example_inputs, npu_spec)
             quantized_edges = EdgeQuantization()
     with step("lowering"):
-        fold_constant_scales(edge.exported_program())
-        fold_requantize_chains(edge.exported_program())
         lowered = decompose_float_preserved_ops(pipeline.lower_to_cortex_m(edge, target))
         pipeline.remove_noop_pads(lowered)
         pipeline.convolve_single_channel_inputs(lowered, target)
@@ -226,6 +226,15 @@ def _lower(
         stranded = portable_mac_operators(stats)
         if stranded:
             message = f"MAC-bearing operators left on portable kernels: {', '.join(stranded)}"
+            if options.strict:
+                raise ExportError(message + " (--strict)")
+            options.warn(message)
+        arithmetic = portable_arithmetic(stats)
+        if arithmetic:
+            message = (
+                f"operators left in float on portable kernels: {', '.join(arithmetic)} "
+                "(their float rounding on the device may differ from the host reference's)"
+            )
             if options.strict:
                 raise ExportError(message + " (--strict)")
             options.warn(message)

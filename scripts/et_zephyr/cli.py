@@ -85,7 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="fail if a conv, linear or matmul did not land on a CMSIS-NN kernel",
+        help="fail if a conv, linear or matmul did not land on a CMSIS-NN kernel, or if "
+        "any operator but a byte copy computes in float on a portable kernel",
     )
     parser.add_argument(
         "--npu",

@@ -4,8 +4,8 @@
 prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
 -> decompose_attention (attention.py) -> unroll_recurrent (recurrent.py)
 -> means_to_matmuls (mean_as_matmul.py) -> quantize
--> to_edge_dialect -> take_int8_edges (int8_edges.py, with --io int8)
 -> fold_constant_scales -> fold_requantize_chains (requantization.py)
+-> to_edge_dialect -> take_int8_edges (int8_edges.py, with --io int8)
 -> lower_to_cortex_m -> decompose_float_preserved_ops (float_fallback.py)
 -> remove_noop_pads -> convolve_single_channel_inputs -> drop_unused_constants
 -> default_dim_order_for_portable (dim_orders.py) -> plan_own_kernel_scratch (kernel_scratch.py)

@@ -14,27 +14,28 @@ a requantization on the device) where none is needed:
 An int8 tensor between a quantize with (s, z) and a dequantize with (s / c, z) then
 holds both meanings at once, which is what FoldAndAnnotateQParamsPass and the kernels
 read: the producer's output parameters from the quantize, the consumer's input
-parameters from the dequantize.
+parameters from the dequantize. Both folds run on the fake-quant model, before to_edge,
+so that the model the INT8 program is verified against computes what it computes.
 """
 
 from __future__ import annotations
 
-import torch
-from executorch.exir.dialects._ops import ops as exir_ops
-from torch.export import ExportedProgram
-from torch.fx import Node
+import operator
 
-_QUANTIZE = exir_ops.edge.quantized_decomposed.quantize_per_tensor.default
-_DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
-_aten = exir_ops.edge.aten
+import torch
+from torch.fx import GraphModule, Node
+
+_QUANTIZE = torch.ops.quantized_decomposed.quantize_per_tensor.default
+_DEQUANTIZE = torch.ops.quantized_decomposed.dequantize_per_tensor.default
+_aten = torch.ops.aten
 _DIVISIONS = {_aten.div.Tensor, _aten.div.Scalar}
 _SCALINGS = _DIVISIONS | {_aten.mul.Tensor, _aten.mul.Scalar}
 
 
-def fold_constant_scales(program: ExportedProgram) -> int:
+def fold_constant_scales(fake_quant: GraphModule) -> int:
     """`dequantize(x, s, z) / c` (or `* c`, c > 0 a constant scalar) becomes
     `dequantize(x, s / c, z)`. Returns how many were folded."""
-    graph = program.graph_module.graph
+    graph = fake_quant.graph
     folded = 0
     for node in list(graph.nodes):
         if node.target not in _SCALINGS:
@@ -42,7 +43,7 @@ def fold_constant_scales(program: ExportedProgram) -> int:
         dequantized, operand = node.args[0], node.args[1]
         if not _is_dequantize(dequantized) or len(dequantized.users) != 1:
             continue
-        factor = _positive_scalar(program, operand)
+        factor = _positive_scalar(fake_quant, operand)
         if factor is None:
             continue
         if node.target in _DIVISIONS:
@@ -55,14 +56,14 @@ def fold_constant_scales(program: ExportedProgram) -> int:
         graph.erase_node(dequantized)
         folded += 1
     graph.eliminate_dead_code()
-    program.graph_module.recompile()
+    fake_quant.recompile()
     return folded
 
 
-def fold_requantize_chains(program: ExportedProgram) -> int:
+def fold_requantize_chains(fake_quant: GraphModule) -> int:
     """`dequantize(quantize(dequantize(x, a), b), b)`: the consumers read x with `a`.
     Returns how many chains went."""
-    graph = program.graph_module.graph
+    graph = fake_quant.graph
     folded = 0
     for requantize in list(graph.nodes):
         if requantize.target != _QUANTIZE or not _is_dequantize(requantize.args[0]):
@@ -81,7 +82,7 @@ def fold_requantize_chains(program: ExportedProgram) -> int:
         graph.erase_node(requantize)
         folded += 1
     graph.eliminate_dead_code()
-    program.graph_module.recompile()
+    fake_quant.recompile()
     return folded
 
 
@@ -89,27 +90,14 @@ def _is_dequantize(node: object) -> bool:
     return isinstance(node, Node) and node.target == _DEQUANTIZE
 
 
-def _positive_scalar(program: ExportedProgram, operand: object) -> float | None:
+def _positive_scalar(fake_quant: GraphModule, operand: object) -> float | None:
     if isinstance(operand, int | float) and not isinstance(operand, bool):
         value = float(operand)
-    elif isinstance(operand, Node) and operand.op == "placeholder":
-        tensor = _constant(program, operand.name)
-        if tensor is None or tensor.numel() != 1 or tensor.is_complex():
+    elif isinstance(operand, Node) and operand.op == "get_attr":
+        tensor = operator.attrgetter(operand.target)(fake_quant)
+        if not isinstance(tensor, torch.Tensor) or tensor.numel() != 1 or tensor.is_complex():
             return None
         value = float(tensor)
     else:
         return None
     return value if value > 0 and value != float("inf") else None
-
-
-def _constant(program: ExportedProgram, placeholder: str) -> torch.Tensor | None:
-    signature = program.graph_signature
-    name = (
-        signature.inputs_to_lifted_tensor_constants.get(placeholder)
-        or signature.inputs_to_buffers.get(placeholder)
-        or signature.inputs_to_parameters.get(placeholder)
-    )
-    if name is None:
-        return None
-    tensor = program.constants.get(name)
-    return tensor if tensor is not None else program.state_dict.get(name)

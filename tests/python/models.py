@@ -91,6 +91,23 @@ def numpy_view_inputs() -> tuple:
     return SmallCNN(), samples[0], samples
 
 
+class FloatNorm(nn.Module):
+    """A LayerNorm over two dimensions: no integer kernel takes it, it stays in float."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm((4, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(self.linear(x))
+
+
+def float_norm() -> tuple:
+    torch.manual_seed(0)
+    return FloatNorm(), _samples((1, 4, 8), 1)[0], _samples((1, 4, 8), 8)
+
+
 class LayeredCNN(nn.Module):
     """Three convolutions of the three kinds and a linear, for et-compare's tests."""
 

@@ -96,6 +96,16 @@ def test_mac_operator_on_portable_kernel_warns_and_strict_fails(tmp_path: Path) 
     assert not (tmp_path / "strict").exists()
 
 
+def test_float_arithmetic_on_a_portable_kernel_warns_and_strict_fails(tmp_path: Path) -> None:
+    relaxed = et_export(f"{MODELS}:float_norm", "-o", "relaxed", cwd=tmp_path)
+    assert relaxed.returncode == 0, relaxed.stderr
+    warnings = [line for line in relaxed.stderr.splitlines() if "left in float" in line]
+    assert len(warnings) == 1 and "aten::native_layer_norm.out" in warnings[0]
+    strict = et_export(f"{MODELS}:float_norm", "--strict", "-o", "strict", cwd=tmp_path)
+    assert_clean_error(strict, "operators left in float on portable kernels")
+    assert not (tmp_path / "strict").exists()
+
+
 @pytest.mark.parametrize(
     ("model", "extra", "message"),
     [
