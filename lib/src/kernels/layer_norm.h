@@ -61,6 +61,33 @@ inline uint64_t integer_sqrt(uint64_t value) {
     return root;
 }
 
+/* The high 64 bits of the 128-bit product a * b, from 32-bit halves (no 128-bit
+ * type on 32-bit Arm). */
+inline uint64_t multiply_high(uint64_t a, uint64_t b) {
+    const uint64_t a_low = a & 0xFFFFFFFFu;
+    const uint64_t a_high = a >> 32;
+    const uint64_t b_low = b & 0xFFFFFFFFu;
+    const uint64_t b_high = b >> 32;
+    const uint64_t high_low = a_high * b_low;
+    /* At most 3 * (2^32 - 1) + ... < 2^64: no carry is lost. */
+    const uint64_t middle = ((a_low * b_low) >> 32) + (high_low & 0xFFFFFFFFu) + a_low * b_high;
+    return a_high * b_high + (high_low >> 32) + (middle >> 32);
+}
+
+/* floor(n / d), given inverse = floor((2^64 - 1) / d): the estimate from the inverse
+ * is at most 2 below the quotient and never above it, the remainder corrects it.
+ * The same quotient as the division, in multiplies instead of a call to the 64-bit
+ * division routine for every element (the Cortex-M divides 32 bits at most). */
+inline uint64_t divide(uint64_t n, uint64_t d, uint64_t inverse) {
+    uint64_t quotient = multiply_high(n, inverse);
+    uint64_t remainder = n - quotient * d;
+    while (remainder >= d) {
+        ++quotient;
+        remainder -= d;
+    }
+    return quotient;
+}
+
 /* The largest root shift s for which |c_i * M_i| * 2^s < 2^62. */
 inline int32_t root_shift_limit(int32_t channels) {
     return 62 - 31 - bit_length(static_cast<uint64_t>(2 * 255 * channels));
@@ -85,14 +112,15 @@ inline void layer_norm_row(const LayerNorm &p, const int8_t *in, int8_t *out) {
     if (shift > limit) {
         shift = limit;
     }
-    const int64_t root =
-        static_cast<int64_t>(integer_sqrt(static_cast<uint64_t>(denominator) << (2 * shift)));
-    const int64_t half = root / 2;
+    const uint64_t root = integer_sqrt(static_cast<uint64_t>(denominator) << (2 * shift));
+    const uint64_t inverse = UINT64_MAX / root;
+    const uint64_t half = root / 2;
     const int64_t rounding = int64_t{1} << (p.shift - 1);
     for (int32_t i = 0; i < channels; ++i) {
         const int64_t centred = int64_t{channels} * (in[i] - p.input_zero_point) - sum;
         const int64_t scaled = centred * p.multipliers[i] * (int64_t{1} << shift);
-        const int64_t quotient = ((scaled < 0 ? -scaled : scaled) + half) / root;
+        const uint64_t magnitude = static_cast<uint64_t>(scaled < 0 ? -scaled : scaled);
+        const int64_t quotient = static_cast<int64_t>(divide(magnitude + half, root, inverse));
         const int64_t normalized = scaled < 0 ? -quotient : quotient;
         int64_t value = ((normalized + p.biases[i] + rounding) >> p.shift) + p.output_zero_point;
         value = value < INT8_MIN ? INT8_MIN : (value > INT8_MAX ? INT8_MAX : value);
