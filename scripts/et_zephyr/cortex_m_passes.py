@@ -85,9 +85,35 @@ class ScalarArgsToTensorsInPlace(ExportPass):
         return PassResult(graph_module, modified)
 
 
+class QuantizedConstantsInPlace(ExportPass):
+    """A constant `full` (a recurrent model's zero initial state) whose quantize
+    FoldAndAnnotateQParamsPass folded away makes its int8 value directly: left a float
+    full, its consumers' kernels would get float where they read int8."""
+
+    def call(self, graph_module: GraphModule) -> PassResult:
+        modified = False
+        for node in graph_module.graph.nodes:
+            output = node.meta.get("output_qparams", {}).get(0)
+            if node.target != exir_ops.edge.aten.full.default or output is None:
+                continue
+            if node.kwargs.get("dtype") == output.dtype:
+                continue
+            value = round(float(node.args[1]) / output.scale) + output.zp
+            value = max(output.qmin, min(output.qmax, value))
+            node.args = (node.args[0], value)
+            node.kwargs = {**node.kwargs, "dtype": output.dtype}
+            fake = node.meta["val"]
+            with fake.fake_mode:
+                node.meta["val"] = torch.full(fake.shape, value, dtype=output.dtype)
+            modified = True
+        graph_module.recompile()
+        return PassResult(graph_module, modified)
+
+
 _REPLACEMENTS: dict[type, list[type]] = {
     FoldAndAnnotateQParamsPass: [
         FoldAndAnnotateQParamsPass,
+        QuantizedConstantsInPlace,
         ElementwiseToLookupTables,
         LayerNormToKernel,
     ],

@@ -80,3 +80,28 @@ def test_keyword_models_run_every_operator_in_integers(factory: str, target: str
     agreement = artifacts.manifest["agreement"]
     assert agreement["top1_vs_fake_quant"] == 1.0
     assert agreement["max_steps_vs_fake_quant"] <= 2
+
+
+def test_a_quantizable_lstm_with_zero_states_lowers() -> None:
+    """torch.ao.nn.quantizable.LSTM starts from torch.zeros: quantized constants, which
+    the Cortex-M kernels must get as int8 (ExecuTorch's own flow fails on it)."""
+
+    class Quantizable(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lstm = torch.ao.nn.quantizable.LSTM(input_size=4, hidden_size=3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.lstm(x)[0]
+
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(1)
+    samples = [(torch.randn(2, 1, 4, generator=generator),) for _ in range(8)]
+    artifacts = api.export(
+        ModelBundle(Quantizable().eval(), samples[0], samples),
+        api.ExportOptions(target="cortex-m55", name="model"),
+    )
+    operators = artifacts.manifest["operators"]
+    assert {op for op, s in operators.items() if s["runs_on"] == "portable"} <= BYTE_COPIES
+    macs = artifacts.manifest["macs"]
+    assert macs["cmsis_nn"] == macs["total"] > 0
