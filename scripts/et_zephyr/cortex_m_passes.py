@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 from executorch.backends.arm._passes import FoldAndAnnotateQParamsPass
+from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import AtenToCortexMPass
 from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
 from executorch.backends.cortex_m.passes.replace_quant_nodes_pass import ReplaceQuantNodesPass
 from executorch.backends.transforms.replace_scalar_with_tensor import (
@@ -32,6 +33,8 @@ _CORTEX_M_EDGES = {
     _QUANTIZE: exir_ops.edge.cortex_m.quantize_per_tensor.default,
     _DEQUANTIZE: exir_ops.edge.cortex_m.dequantize_per_tensor.default,
 }
+# arm_transpose_s8 takes up to four dimensions.
+_TRANSPOSE_MAX_RANK = 4
 _SCALAR_TO_TENSOR = {
     exir_ops.edge.aten.add.Scalar: exir_ops.edge.aten.add.Tensor,
     exir_ops.edge.aten.sub.Scalar: exir_ops.edge.aten.sub.Tensor,
@@ -110,6 +113,28 @@ class QuantizedConstantsInPlace(ExportPass):
         return PassResult(graph_module, modified)
 
 
+class PermutesToTransposesInPlace(ExportPass):
+    """An int8 permute_copy onto CMSIS-NN's transpose (cortex_m::transpose), after
+    AtenToCortexMPass. That pass does the same, but decides by the dtype a retrace
+    left on the node, and a permute of an int8 linear's output (attention's head
+    split) was typed int32 then: it stayed a portable permute, an index computation
+    per byte. After AtenToCortexMPass's own retrace the dtypes are right."""
+
+    def call(self, graph_module: GraphModule) -> PassResult:
+        modified = False
+        for node in graph_module.graph.nodes:
+            if node.target != exir_ops.edge.aten.permute_copy.default:
+                continue
+            value = node.args[0].meta["val"]
+            if value.dtype != torch.int8 or not 1 <= value.dim() <= _TRANSPOSE_MAX_RANK:
+                continue
+            node.target = exir_ops.edge.cortex_m.transpose.default
+            node.args = (node.args[0], [p % value.dim() for p in node.args[1]])
+            modified = True
+        graph_module.recompile()
+        return PassResult(graph_module, modified)
+
+
 _REPLACEMENTS: dict[type, list[type]] = {
     FoldAndAnnotateQParamsPass: [
         FoldAndAnnotateQParamsPass,
@@ -119,6 +144,7 @@ _REPLACEMENTS: dict[type, list[type]] = {
     ],
     ReplaceScalarWithTensorArgPass: [ScalarArgsToTensorsInPlace],
     ReplaceQuantNodesPass: [QuantNodesToCortexMInPlace],
+    AtenToCortexMPass: [AtenToCortexMPass, PermutesToTransposesInPlace],
 }
 
 # Upstream's order, each retracing pass in its place; the lookup tables and LayerNorm

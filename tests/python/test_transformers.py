@@ -44,16 +44,19 @@ def _export(factory, target: str = "cortex-m55") -> object:
 
 
 @pytest.mark.parametrize(
-    ("factory", "layer_norms", "softmaxes"),
-    [("transformer", 2, 1), ("transformer_sdpa", 4, 2), ("transformer_mha", 4, 2)],
+    ("factory", "layer_norms", "softmaxes", "permutes"),
+    # nn.MultiheadAttention's q/k/v unflatten is a 5-D permute: beyond arm_transpose_s8.
+    [("transformer", 2, 1, 0), ("transformer_sdpa", 4, 2, 0), ("transformer_mha", 4, 2, 2)],
 )
-def test_every_operator_of_an_encoder_is_integer(factory, layer_norms, softmaxes) -> None:
+def test_every_operator_of_an_encoder_is_integer(factory, layer_norms, softmaxes, permutes) -> None:
     artifacts = _export(getattr(transformers, factory))
     operators = artifacts.manifest["operators"]
     float_operators = {
         op for op, s in operators.items() if s["runs_on"] == "portable"
     } - BYTE_COPIES
     assert not float_operators
+    # The heads' splits and merges on CMSIS-NN's transpose, not the portable permute.
+    assert operators.get("aten::permute_copy.out", {"calls": 0})["calls"] == permutes
     assert operators["et_zephyr::quantized_layer_norm.out"]["calls"] == layer_norms
     assert operators["cortex_m::softmax.out"]["calls"] == softmaxes
     # The GELUs, one a block, as lookup tables.
