@@ -13,18 +13,16 @@ import operator
 from math import prod
 
 import torch
-from executorch.backends.transforms.utils import create_constant_placeholder, get_param_tensor
+from executorch.backends.transforms.utils import get_param_tensor
 from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportPass, PassResult
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
 from torch.fx import GraphModule, Node
 
 from . import own_ops  # noqa: F401  (defines et_zephyr::quantized_layer_norm)
+from .int8_rewrites import add_constant, int8_quantizers, is_int8_dequantize, replace_quantizers
 from .reference import layer_norm
 
-_QUANTIZE = exir_ops.edge.quantized_decomposed.quantize_per_tensor.default
-_DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
 _NATIVE_LAYER_NORM = exir_ops.edge.aten.native_layer_norm.default
 _KERNEL = exir_ops.edge.et_zephyr.quantized_layer_norm.default
 
@@ -56,18 +54,15 @@ class LayerNormToKernel(ExportPass):
                 float(quantizers[0].args[1]),
                 channels,
             )
-            first_placeholder = next(n for n in graph.nodes if n.op == "placeholder")
-            with graph.inserting_before(first_placeholder):
-                multipliers, biases = (
-                    create_constant_placeholder(
-                        self.exported_program, graph, f"{node.name}_{kind}", InputKind.PARAMETER, t
-                    )
-                    for kind, t in (("multipliers", params.multipliers), ("biases", params.biases))
-                )
-            # The first quantize becomes the kernel: a graph output keeps its node's name.
-            kernel, *others = quantizers
-            kernel.target = _KERNEL
-            kernel.args = (
+            # Each constant goes in front of the placeholders: biases first leaves the
+            # multipliers before them.
+            biases = add_constant(
+                self.exported_program, graph, f"{node.name}_biases", params.biases
+            )
+            multipliers = add_constant(
+                self.exported_program, graph, f"{node.name}_multipliers", params.multipliers
+            )
+            args = (
                 dequantize.args[0],
                 multipliers,
                 biases,
@@ -76,10 +71,7 @@ class LayerNormToKernel(ExportPass):
                 params.epsilon,
                 params.shift,
             )
-            kernel.meta = {**node.meta, "val": kernel.meta["val"]}
-            for quantizer in others:
-                quantizer.replace_all_uses_with(kernel)
-                graph.erase_node(quantizer)
+            replace_quantizers(graph, quantizers, node, _KERNEL, args)
             graph.erase_node(normalized)
             for user in list(node.users):
                 graph.erase_node(user)
@@ -94,7 +86,7 @@ class LayerNormToKernel(ExportPass):
         if node.target != _NATIVE_LAYER_NORM:
             return None
         dequantize = node.args[0]
-        if not _is_int8(dequantize, _DEQUANTIZE):
+        if not is_int8_dequantize(dequantize):
             return None
         if prod(node.args[1]) > layer_norm.MAX_CHANNELS:
             return None
@@ -104,10 +96,8 @@ class LayerNormToKernel(ExportPass):
         # Only the normalized output (the mean and rstd outputs unused).
         if len(outputs) != 1 or outputs[0].target != operator.getitem or outputs[0].args[1] != 0:
             return None
-        quantizers = list(outputs[0].users)
-        if not quantizers or not all(_is_int8(q, _QUANTIZE) for q in quantizers):
-            return None
-        if any(q.args[1:] != quantizers[0].args[1:] for q in quantizers):
+        quantizers = int8_quantizers(outputs[0])
+        if quantizers is None:
             return None
         return dequantize, outputs[0], quantizers
 
@@ -118,7 +108,3 @@ class LayerNormToKernel(ExportPass):
 
     def _tensor(self, node: Node | None) -> torch.Tensor | None:
         return None if node is None else get_param_tensor(self.exported_program, node)
-
-
-def _is_int8(node: object, target: object) -> bool:
-    return isinstance(node, Node) and node.target == target and node.args[5] == torch.int8

@@ -13,15 +13,13 @@ per element). The host reference then runs the same table as the device.
 from __future__ import annotations
 
 import torch
-from executorch.backends.transforms.utils import create_constant_placeholder
 from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportPass, PassResult
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
 from torch.fx import GraphModule, Node
 
-_QUANTIZE = exir_ops.edge.quantized_decomposed.quantize_per_tensor.default
-_DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
+from .int8_rewrites import add_constant, int8_quantizers, is_int8_dequantize, replace_quantizers
+
 _LOOKUP = exir_ops.edge.cortex_m.quantized_activation.default
 _aten = exir_ops.edge.aten
 
@@ -70,27 +68,12 @@ class ElementwiseToLookupTables(ExportPass):
             if node.target not in ELEMENTWISE:
                 continue
             source = node.args[0]
-            quantizers = list(node.users)
-            if not _is_int8(source, _DEQUANTIZE) or len(source.users) != 1:
-                continue
-            if not quantizers or not all(_is_int8(q, _QUANTIZE) for q in quantizers):
-                continue
-            if any(q.args[1:] != quantizers[0].args[1:] for q in quantizers):
+            quantizers = int8_quantizers(node)
+            if not is_int8_dequantize(source) or len(source.users) != 1 or quantizers is None:
                 continue
             table = lookup_table(node, source, quantizers[0])
-            first_placeholder = next(n for n in graph.nodes if n.op == "placeholder")
-            with graph.inserting_before(first_placeholder):
-                table_node = create_constant_placeholder(
-                    self.exported_program, graph, f"{node.name}_table", InputKind.PARAMETER, table
-                )
-            # The first quantize becomes the lookup: a graph output keeps its node's name.
-            lookup, *others = quantizers
-            lookup.target = _LOOKUP
-            lookup.args = (source.args[0], table_node)
-            lookup.meta = {**node.meta, "val": lookup.meta["val"]}
-            for quantizer in others:
-                quantizer.replace_all_uses_with(lookup)
-                graph.erase_node(quantizer)
+            table_node = add_constant(self.exported_program, graph, f"{node.name}_table", table)
+            replace_quantizers(graph, quantizers, node, _LOOKUP, (source.args[0], table_node))
             graph.erase_node(node)
             graph.erase_node(source)
             replaced += 1
@@ -105,7 +88,3 @@ def lookup_table(function: Node, dequantize: Node, quantize: Node) -> torch.Tens
     values = torch.ops.quantized_decomposed.dequantize_per_tensor(codes, *dequantize.args[1:])
     results = function.target(values, *function.args[1:], **function.kwargs)
     return torch.ops.quantized_decomposed.quantize_per_tensor(results, *quantize.args[1:])
-
-
-def _is_int8(node: object, target: object) -> bool:
-    return isinstance(node, Node) and node.target == target and node.args[5] == torch.int8

@@ -35,34 +35,11 @@ def _layer_norm_fake(input: torch.Tensor, *args: object) -> torch.Tensor:
     return torch.empty_like(input, dtype=torch.int8)
 
 
-@impl(_library, "quantized_layer_norm", "CompositeExplicitAutograd")  # type: ignore[misc]
-def _layer_norm(
-    input: torch.Tensor,
-    multipliers: torch.Tensor,
-    biases: torch.Tensor,
-    input_zero_point: int,
-    output_zero_point: int,
-    epsilon: int,
-    shift: int,
-) -> torch.Tensor:
-    return layer_norm.layer_norm(
-        input, multipliers, biases, input_zero_point, output_zero_point, epsilon, shift
-    )
+# The host reference is the operator's implementation.
+_library.impl("quantized_layer_norm", layer_norm.layer_norm, "CompositeExplicitAutograd")
 
 
 @impl(_library, "quantized_layer_norm.out", "CompositeExplicitAutograd")  # type: ignore[misc]
-def _layer_norm_out(
-    input: torch.Tensor,
-    multipliers: torch.Tensor,
-    biases: torch.Tensor,
-    input_zero_point: int,
-    output_zero_point: int,
-    epsilon: int,
-    shift: int,
-    *,
-    out: torch.Tensor,
-) -> torch.Tensor:
-    out.copy_(
-        _layer_norm(input, multipliers, biases, input_zero_point, output_zero_point, epsilon, shift)
-    )
+def _layer_norm_out(*args: object, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(layer_norm.layer_norm(*args))  # type: ignore[arg-type]
     return out
