@@ -21,3 +21,15 @@ def call(graph: GraphModule, source: Node, target: object, *args: object) -> Nod
         node.meta["val"] = target(*values)
     node.meta["stack_trace"] = source.meta.get("stack_trace")
     return node
+
+
+def constant(graph: GraphModule, source: Node, name: str, value: torch.Tensor) -> Node:
+    """A buffer of the graph holding `value` (copied, contiguous), read by a get_attr node
+    named after `source`, the node it serves, with a fake value in its fake mode."""
+    attribute = f"_{source.name}_{name}"
+    tensor = value.detach().clone(memory_format=torch.contiguous_format)
+    graph.register_buffer(attribute, tensor)
+    node = graph.graph.get_attr(attribute)
+    fake = source.args[0].meta["val"]
+    node.meta["val"] = fake.fake_mode.from_tensor(tensor, static_shapes=True)
+    return node

@@ -16,7 +16,7 @@ from math import prod
 import torch
 from torch.fx import GraphModule, Node
 
-from .fx_nodes import call
+from .fx_nodes import call, constant
 
 aten = torch.ops.aten
 
@@ -39,12 +39,14 @@ def means_to_matmuls(graph: GraphModule) -> int:
             if after == 1:
                 # Each row against a constant column: bmm((1, A, N), (1, N, 1)).
                 rows = call(graph, node, aten.reshape.default, x, [1, before, count])
-                column = _constant(graph, node, weights.reshape(1, count, 1))
+                column = constant(graph, node, "weights", weights.reshape(1, count, 1))
                 mean = call(graph, node, aten.bmm.default, rows, column)
             else:
                 # A constant row against each (N, M) block: bmm((A, 1, N), (A, N, M)).
                 blocks = call(graph, node, aten.reshape.default, x, [before, count, after])
-                row = _constant(graph, node, weights.reshape(1, 1, count).expand(before, 1, count))
+                row = constant(
+                    graph, node, "weights", weights.reshape(1, 1, count).expand(before, 1, count)
+                )
                 mean = call(graph, node, aten.bmm.default, row, blocks)
             shape = list(node.meta["val"].shape)
             result = call(graph, node, aten.reshape.default, mean, shape)
@@ -71,12 +73,3 @@ def _single_reduced_dim(node: Node) -> int | None:
             return None
         dims = [0]
     return dims[0] % value.dim()
-
-
-def _constant(graph: GraphModule, mean: Node, value: torch.Tensor) -> Node:
-    name = f"_{mean.name}_weights"
-    graph.register_buffer(name, value.contiguous())
-    node = graph.graph.get_attr(name)
-    fake = mean.args[0].meta["val"]
-    node.meta["val"] = fake.fake_mode.from_tensor(value.contiguous(), static_shapes=True)
-    return node

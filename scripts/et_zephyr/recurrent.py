@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 from torch.fx import GraphModule, Node
 
-from .fx_nodes import call
+from .fx_nodes import call, constant
 
 aten = torch.ops.aten
 _RECURRENT = {aten.gru.input: "gru", aten.lstm.input: "lstm"}
@@ -84,12 +84,7 @@ class _Unroller:
         return call(self.graph, self.node, target, *args)
 
     def constant(self, name: str, value: torch.Tensor) -> Node:
-        attribute = f"_{self.node.name}_{name}"
-        self.graph.register_buffer(attribute, value.detach().clone())
-        node = self.graph.graph.get_attr(attribute)
-        fake = self.node.args[0].meta["val"]
-        node.meta["val"] = fake.fake_mode.from_tensor(value.detach(), static_shapes=True)
-        return node
+        return constant(self.graph, self.node, name, value)
 
     def run(self) -> tuple[list[Node], list[list[Node]]]:
         x, _, params, has_biases, layers, _, _, _, batch_first = self.node.args
