@@ -68,6 +68,26 @@ def assert_replays(artifacts: Artifacts, out_dir: Path) -> None:
         assert output.numpy().tobytes() == vectors["output_0"][v].tobytes()
 
 
+def build_semihosted(
+    elf: Path,
+    sources: list[Path],
+    flags: list[str],
+    include: Path,
+    ram_size: int = 0x80000,
+) -> None:
+    """A semihosting test program for a Cortex-M (arm-none-eabi-g++, picolibc), code at 0
+    and RAM at 0x20000000 as QEMU's mps2 and mps3-an547 machines have them."""
+    subprocess.run(
+        ["arm-none-eabi-g++", "-mthumb", *flags, "-O2", "-std=c++17", "-fno-exceptions",
+         "-fno-rtti", "-Wall", "-Wextra", "-Werror", "--specs=picolibcpp.specs",
+         "--oslib=semihost", f"-I{include}",
+         "-Wl,--defsym=__flash=0x0", f"-Wl,--defsym=__flash_size={ram_size:#x}",
+         "-Wl,--defsym=__ram=0x20000000", f"-Wl,--defsym=__ram_size={ram_size:#x}",
+         *map(str, sources), "-o", str(elf)],
+        check=True,
+    )  # fmt: skip
+
+
 def run_semihosted(elf: Path, machine: str, core: str, cwd: Path) -> None:
     """Run a semihosting test program (picolibc, --oslib=semihost) on one of QEMU's Arm
     machines in `cwd`, where it reads and writes its files; it must print "done"."""

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import REPO, need_tools, run_semihosted
+from conftest import REPO, build_semihosted, need_tools, run_semihosted
 from et_zephyr.reference import edges
 
 SOURCES = [
@@ -37,17 +37,11 @@ QUANTIZATIONS = [
     (12.5, -60),
 ]
 GROUP = 256
-# (core, QEMU machine, compiler flags, code and RAM regions for picolibc's linker script).
+# (core, QEMU machine, compiler flags).
 CORES = [
-    ("cortex-m3", "mps2-an385", ["-mcpu=cortex-m3"], 0x0, 0x20000000),
-    (
-        "cortex-m4",
-        "mps2-an386",
-        ["-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
-        0x0,
-        0x20000000,
-    ),
-    ("cortex-m55", "mps3-an547", ["-mcpu=cortex-m55", "-mfloat-abi=hard"], 0x0, 0x20000000),
+    ("cortex-m3", "mps2-an385", ["-mcpu=cortex-m3"]),
+    ("cortex-m4", "mps2-an386", ["-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]),
+    ("cortex-m55", "mps3-an547", ["-mcpu=cortex-m55", "-mfloat-abi=hard"]),
 ]
 
 
@@ -116,25 +110,15 @@ def test_host_build_matches_the_reference(tmp_path: Path) -> None:
     _compare((tmp_path / "results.bin").read_bytes(), groups)
 
 
-@pytest.mark.parametrize(
-    ("core", "machine", "flags", "flash", "ram"), CORES, ids=[core[0] for core in CORES]
-)
+@pytest.mark.parametrize(("core", "machine", "flags"), CORES, ids=[core[0] for core in CORES])
 def test_cortex_m_matches_the_reference(
-    tmp_path: Path, core: str, machine: str, flags: list[str], flash: int, ram: int
+    tmp_path: Path, core: str, machine: str, flags: list[str]
 ) -> None:
     need_tools("arm-none-eabi-g++", "qemu-system-arm")
     groups = cases()
     write_cases(tmp_path / "cases.bin", groups)
     elf = tmp_path / "conversion_cases.elf"
-    subprocess.run(
-        ["arm-none-eabi-g++", "-mthumb", *flags, "-O2", "-std=c++17", "-fno-exceptions",
-         "-fno-rtti", "-Wall", "-Wextra", "-Werror", "--specs=picolibcpp.specs",
-         "--oslib=semihost", f"-I{REPO / 'lib/include'}",
-         f"-Wl,--defsym=__flash={flash:#x}", "-Wl,--defsym=__flash_size=0x80000",
-         f"-Wl,--defsym=__ram={ram:#x}", "-Wl,--defsym=__ram_size=0x80000",
-         *map(str, SOURCES), "-o", str(elf)],
-        check=True,
-    )  # fmt: skip
+    build_semihosted(elf, SOURCES, flags, REPO / "lib/include")
     run_semihosted(elf, machine, core, tmp_path)
     _compare((tmp_path / "results.bin").read_bytes(), groups)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, need_tools, run_semihosted
+from conftest import REPO, build_semihosted, need_tools, run_semihosted
 from et_zephyr.reference import layer_norm
 
 SOURCE = Path(__file__).parent / "layer_norm" / "layer_norm_cases.cpp"
@@ -162,14 +162,6 @@ def test_cortex_m_matches_the_reference(
     all_cases = cases()
     write_cases(tmp_path / "cases.bin", all_cases)
     elf = tmp_path / "layer_norm_cases.elf"
-    subprocess.run(
-        ["arm-none-eabi-g++", "-mthumb", *flags, "-O2", "-std=c++17", "-fno-exceptions",
-         "-fno-rtti", "-Wall", "-Wextra", "-Werror", "--specs=picolibcpp.specs",
-         "--oslib=semihost", f"-I{REPO / 'lib/src'}",
-         "-Wl,--defsym=__flash=0x0", "-Wl,--defsym=__flash_size=0x80000",
-         "-Wl,--defsym=__ram=0x20000000", "-Wl,--defsym=__ram_size=0x80000",
-         str(SOURCE), "-o", str(elf)],
-        check=True,
-    )  # fmt: skip
+    build_semihosted(elf, [SOURCE], flags, REPO / "lib/src")
     run_semihosted(elf, machine, core, tmp_path)
     compare((tmp_path / "results.bin").read_bytes(), all_cases)

@@ -12,11 +12,10 @@ every result is compared with et-export's host reference (reference/fixed_point.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import torch
-from conftest import REPO, need_tools, run_semihosted
+from conftest import REPO, build_semihosted, need_tools, run_semihosted
 from et_zephyr.reference import fixed_point
 
 SOURCE = Path(__file__).parent / "requantize_dsp" / "requantize_cases.cpp"
@@ -78,16 +77,10 @@ def expected_bytes() -> bytes:
 def run_on_cortex_m4(out_dir: Path) -> bytes:
     need_tools(*TOOLS)
     elf = out_dir / "requantize_cases.elf"
-    subprocess.run(
-        ["arm-none-eabi-g++", "-mcpu=cortex-m4", "-mthumb", "-O2", f"-DSUMS={SUMS}",
-         "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra", "-Werror",
-         "--specs=picolibcpp.specs", "--oslib=semihost", f"-I{REPO / 'lib/src'}",
-         # mps2-an386: 4 MB of code memory at 0, 4 MB of SRAM at 0x20000000.
-         "-Wl,--defsym=__flash=0x0", "-Wl,--defsym=__flash_size=0x400000",
-         "-Wl,--defsym=__ram=0x20000000", "-Wl,--defsym=__ram_size=0x400000",
-         str(SOURCE), "-o", str(elf)],
-        check=True,
-    )  # fmt: skip
+    # mps2-an386: 4 MB of code memory at 0, 4 MB of SRAM at 0x20000000.
+    build_semihosted(
+        elf, [SOURCE], ["-mcpu=cortex-m4", f"-DSUMS={SUMS}"], REPO / "lib/src", ram_size=0x400000
+    )
     run_semihosted(elf, "mps2-an386", "cortex-m4", out_dir)
     return (out_dir / "requantized.bin").read_bytes()
 
