@@ -2,12 +2,13 @@
 """Float and INT8 accuracy of a shipped keyword model on the held-out test split.
 
     python samples/kws/evaluate.py [--model FILE.py:FACTORY] [--out-dir build/kws-data]
-                                   [--limit N]
+                                   [--limit N] [--float-ops OP,...]
 
 Exports the model (default: this folder's model.py:kws; samples/kwt/model.py:kwt is the
 keyword transformer) with et-export's Python API (INT8, Cortex-M55) and runs the
 serialized program on the host with et-export's emulation of the device kernels, clip
-by clip, next to the float model on the same features.
+by clip, next to the float model on the same features. --float-ops is et-export's:
+those operators stay float on portable kernels (e.g. layer_norm,gelu for the KWT).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def main(argv: list[str] | None = None) -> None:
 
     started = time.monotonic()
     with quiet_imports():
-        artifacts = export(args.model, ExportOptions(target=TARGET, name="model"))
+        options = ExportOptions(target=TARGET, name="model", float_ops=args.float_ops)
+        artifacts = export(args.model, options)
     print(f"export: {time.monotonic() - started:.0f} s")
     started = time.monotonic()
     int8_predictions = _run_int8(artifacts.files["model.pte"], inputs)
@@ -65,6 +67,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, help="evaluate only the first N test clips")
     parser.add_argument("--clips-per-class", type=int, default=CLIPS_PER_CLASS)
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument(
+        "--float-ops",
+        type=lambda text: frozenset(text.split(",")),
+        default=frozenset(),
+        metavar="OP,...",
+        help="keep these operators in float on portable kernels (et-export's --float-ops)",
+    )
     return parser.parse_args(argv)
 
 

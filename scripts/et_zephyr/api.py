@@ -22,7 +22,7 @@ from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
-from . import dim_orders, int8_edges, layers, npu, pipeline, test_inputs
+from . import cortex_m_passes, dim_orders, int8_edges, layers, npu, pipeline, test_inputs
 from .analysis import mac_totals, operator_stats, portable_arithmetic, portable_mac_operators
 from .artifacts import Artifacts, TestVectors, build_artifacts
 from .attention import decompose_attention
@@ -68,6 +68,8 @@ class ExportOptions:
     io: IOMode = FLOAT_IO
     fast_arena: int | None = None
     kernels: str = "et-zephyr"
+    # Operators to keep in float on portable kernels (cortex_m_passes.FLOAT_OPS).
+    float_ops: frozenset[str] = frozenset()
     times: StepTimes = field(default_factory=StepTimes)
     seed: int = 0
     progress: pipeline.Progress = field(default=lambda samples: samples)
@@ -79,6 +81,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     _seed_everything(options.seed)
     step = options.times.step
     target = resolve_target(options.target, options.isa)
+    _check_float_ops(options.float_ops)
     with step("load model"):
         bundle = bind_constant_inputs(load_model(model) if isinstance(model, str) else model)
     name = options.name or _default_name(bundle)
@@ -138,6 +141,7 @@ def export_qat(
     """
     _seed_everything(options.seed)
     target = resolve_target(options.target, options.isa)
+    _check_float_ops(options.float_ops)
     samples = held_out or random_calibration(HELD_OUT_MIN, example_inputs, options.seed + 1)
     if trained.meta.get("channels_last"):
         example_inputs = pipeline.to_channels_last(example_inputs)
@@ -170,7 +174,9 @@ def _lower(
             edge = npu.delegate_to_npu(fake_quant, prepared.example_inputs, npu_spec)
             quantized_edges = EdgeQuantization()
     with step("lowering"):
-        lowered = decompose_float_preserved_ops(pipeline.lower_to_cortex_m(edge, target))
+        lowered = decompose_float_preserved_ops(
+            pipeline.lower_to_cortex_m(edge, target, options.float_ops)
+        )
         pipeline.remove_noop_pads(lowered)
         pipeline.convolve_single_channel_inputs(lowered, target)
         pipeline.drop_unused_constants(lowered)
@@ -282,6 +288,15 @@ def _test_vectors(
     first, *rest = pipeline.run_on_host(lowered, fresh, target)
     outputs = [first, *reused, *rest]
     return TestVectors(program_samples, outputs, [None] * len(stored) + list(recipes), samples)
+
+
+def _check_float_ops(names: frozenset[str]) -> None:
+    unknown = sorted(names - set(cortex_m_passes.FLOAT_OPS))
+    if unknown:
+        raise ExportError(
+            f"--float-ops: no integer lowering named {', '.join(unknown)} "
+            f"(one of: {', '.join(cortex_m_passes.FLOAT_OPS)})"
+        )
 
 
 def _seed_everything(seed: int) -> None:

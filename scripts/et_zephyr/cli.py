@@ -152,6 +152,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "sizes, for firmware without the module's own kernels",
     )
     parser.add_argument(
+        "--float-ops",
+        type=_name_list,
+        default=frozenset(),
+        metavar="OP,...",
+        help="keep these operators in float on ExecuTorch's portable kernels instead of "
+        "et-export's integer ones, to compare accuracy or cost: layer_norm, gelu, or another "
+        "elementwise function et-export makes a lookup table of (exp, log, sqrt, pow, ...); "
+        "their float rounding on the device may differ from the host reference's",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the manifest instead of a report"
     )
     return parser
@@ -202,6 +212,7 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         io=args.io,
         fast_arena=args.fast_arena,
         kernels=args.kernels,
+        float_ops=args.float_ops,
         progress=calibration_progress,
         warn=warn,
     )
@@ -221,6 +232,10 @@ def _layer_list(text: str) -> tuple[int, ...] | Literal["all"]:
     except ValueError:
         message = f"'{text}' is not a comma-separated list of layer numbers"
         raise argparse.ArgumentTypeError(message) from None
+
+
+def _name_list(text: str) -> frozenset[str]:
+    return frozenset(name.strip() for name in text.split(",") if name.strip())
 
 
 def _io_mode(text: str) -> IOMode:

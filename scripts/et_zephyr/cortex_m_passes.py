@@ -25,7 +25,7 @@ from executorch.exir.pass_base import ExportPass, PassResult
 from torch.fx import GraphModule, Node
 
 from .layer_norm_lowering import LayerNormToKernel
-from .lookup_tables import ElementwiseToLookupTables
+from .lookup_tables import ELEMENTWISE, function_name, lookup_tables_except
 
 _QUANTIZE = exir_ops.edge.quantized_decomposed.quantize_per_tensor.default
 _DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
@@ -135,22 +135,30 @@ class PermutesToTransposesInPlace(ExportPass):
         return PassResult(graph_module, modified)
 
 
-_REPLACEMENTS: dict[type, list[type]] = {
-    FoldAndAnnotateQParamsPass: [
+# What `--float-ops` can keep in float: the operators this pass list computes in
+# integers where upstream's leaves them to portable float kernels.
+LAYER_NORM = "layer_norm"
+FLOAT_OPS: tuple[str, ...] = (LAYER_NORM, *sorted({function_name(op) for op in ELEMENTWISE}))
+
+
+def pass_list(float_ops: frozenset[str] = frozenset()) -> list[type]:
+    """Upstream's order, each retracing pass in its place; the lookup tables and
+    LayerNorm once the quantization parameters are folded, except for `float_ops`."""
+    folded = [
         FoldAndAnnotateQParamsPass,
         QuantizedConstantsInPlace,
-        ElementwiseToLookupTables,
-        LayerNormToKernel,
-    ],
-    ReplaceScalarWithTensorArgPass: [ScalarArgsToTensorsInPlace],
-    ReplaceQuantNodesPass: [QuantNodesToCortexMInPlace],
-    AtenToCortexMPass: [AtenToCortexMPass, PermutesToTransposesInPlace],
-}
-
-# Upstream's order, each retracing pass in its place; the lookup tables and LayerNorm
-# once the quantization parameters are folded.
-PASS_LIST: list[type] = [
-    replacement
-    for upstream in CortexMPassManager.pass_list
-    for replacement in _REPLACEMENTS.get(upstream, [upstream])
-]
+        lookup_tables_except(float_ops),
+    ]
+    if LAYER_NORM not in float_ops:
+        folded.append(LayerNormToKernel)
+    replacements: dict[type, list[type]] = {
+        FoldAndAnnotateQParamsPass: folded,
+        ReplaceScalarWithTensorArgPass: [ScalarArgsToTensorsInPlace],
+        ReplaceQuantNodesPass: [QuantNodesToCortexMInPlace],
+        AtenToCortexMPass: [AtenToCortexMPass, PermutesToTransposesInPlace],
+    }
+    return [
+        replacement
+        for upstream in CortexMPassManager.pass_list
+        for replacement in replacements.get(upstream, [upstream])
+    ]

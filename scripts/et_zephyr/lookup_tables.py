@@ -50,12 +50,19 @@ ELEMENTWISE: frozenset[object] = frozenset(
 )
 
 
+def function_name(op: object) -> str:
+    """What `--float-ops` calls an elementwise function: `gelu`, `pow`, ..."""
+    return op._op._schema.name.removeprefix("aten::")  # type: ignore[attr-defined]
+
+
 class ElementwiseToLookupTables(ExportPass):
     """`quantize(f(dequantize(x)))` with int8 on both sides becomes
-    `quantized_activation(x, table)`.
+    `quantized_activation(x, table)`, for each f in `functions`.
 
     Runs after FoldAndAnnotateQParamsPass, in place: a retrace there would type an int8
     linear's output int32 (see cortex_m_passes.py), which the lookup refuses."""
+
+    functions: frozenset[object] = ELEMENTWISE
 
     def __init__(self, exported_program: ExportedProgram) -> None:
         super().__init__()
@@ -65,7 +72,7 @@ class ElementwiseToLookupTables(ExportPass):
         graph = graph_module.graph
         replaced = 0
         for node in list(graph.nodes):
-            if node.target not in ELEMENTWISE:
+            if node.target not in self.functions:
                 continue
             source = node.args[0]
             quantizers = int8_quantizers(node)
@@ -79,6 +86,14 @@ class ElementwiseToLookupTables(ExportPass):
             replaced += 1
         graph_module.recompile()
         return PassResult(graph_module, replaced > 0)
+
+
+def lookup_tables_except(names: frozenset[str]) -> type[ElementwiseToLookupTables]:
+    """The pass for every function but those named, which stay in float."""
+    kept = frozenset(op for op in ELEMENTWISE if function_name(op) not in names)
+    return type(
+        ElementwiseToLookupTables.__name__, (ElementwiseToLookupTables,), {"functions": kept}
+    )
 
 
 def lookup_table(function: Node, dequantize: Node, quantize: Node) -> torch.Tensor:

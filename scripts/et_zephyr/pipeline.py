@@ -210,16 +210,21 @@ def to_edge_dialect(quantized: torch.nn.Module, example_inputs: Inputs) -> EdgeP
         raise ExportError(f"conversion to the Edge dialect failed: {first_line(error)}") from error
 
 
-def lower_to_cortex_m(edge: EdgeProgramManager, target: Target) -> ExportedProgram:
+def lower_to_cortex_m(
+    edge: EdgeProgramManager, target: Target, float_ops: frozenset[str] = frozenset()
+) -> ExportedProgram:
     """Replace quantized patterns with cortex_m::* operators for the target's ISA.
 
     CMSIS-NN scratch buffers are sized here, per ISA tier: a program lowered for
     one tier must not run on firmware built for another. ExecuTorch's pass list runs
     with the passes that retrace the graph replaced, and elementwise functions
-    the quantizer left in float as lookup tables (cortex_m_passes.py).
+    the quantizer left in float as lookup tables (cortex_m_passes.py); those named in
+    `float_ops` stay float.
     """
     manager = CortexMPassManager(
-        edge.exported_program(), passes=cortex_m_passes.PASS_LIST, target_config=target.config
+        edge.exported_program(),
+        passes=cortex_m_passes.pass_list(float_ops),
+        target_config=target.config,
     )
     try:
         return manager.transform()

@@ -120,6 +120,7 @@ def test_float_arithmetic_on_a_portable_kernel_warns_and_strict_fails(tmp_path: 
         (f"{MODELS}:tiny", ("--target", "cortex-m9"), "unknown target 'cortex-m9'"),
         (f"{MODELS}:tiny", ("--calib", "none.npz"), "calibration file not found: none.npz"),
         ("model.onnx", (), "neither 'path/to/file.py:factory' nor a '.pt2' program"),
+        (f"{MODELS}:tiny", ("--float-ops", "gelu,softmax"), "no integer lowering named softmax"),
     ],
 )
 def test_bad_input_gives_one_line_and_writes_nothing(
@@ -156,7 +157,7 @@ def test_a_failing_upstream_pass_is_one_line_naming_it(tmp_path, monkeypatch, ca
         def call(self, graph_module):
             raise RuntimeError("expected scalar type torch.int8 but found torch.int32")
 
-    monkeypatch.setattr(cortex_m_passes, "PASS_LIST", [DecomposeSomethingPass])
+    monkeypatch.setattr(cortex_m_passes, "pass_list", lambda float_ops: [DecomposeSomethingPass])
     monkeypatch.delenv("ET_EXPORT_TRACEBACK", raising=False)
     out = tmp_path / "out"
     assert cli.main([f"{MODELS}:tiny", "-o", str(out)]) == 1

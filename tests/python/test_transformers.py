@@ -79,6 +79,30 @@ def test_the_encoder_is_integer_on_every_tier(target: str) -> None:
     assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 2
 
 
+def test_float_ops_keep_the_named_operators_in_float() -> None:
+    model, example, samples = transformers.transformer()
+    options = api.ExportOptions(name="model", float_ops=frozenset({"layer_norm", "gelu"}))
+    warnings: list[str] = []
+    options.warn = warnings.append
+    operators = api.export(ModelBundle(model, example, samples), options).manifest["operators"]
+    portable = {op: s["calls"] for op, s in operators.items() if s["runs_on"] == "portable"}
+    assert portable.pop("aten::native_layer_norm.out") == 2
+    assert portable.pop("aten::gelu.out") == 1
+    assert set(portable) <= BYTE_COPIES
+    assert "et_zephyr::quantized_layer_norm.out" not in operators
+    assert "cortex_m::quantized_activation.out" not in operators
+    assert any("aten::native_layer_norm.out, aten::gelu.out" in w for w in warnings)
+
+
+def test_float_ops_keep_only_the_named_function() -> None:
+    """exp stays float, the GELU is still a table."""
+    model, example, samples = transformers.transformer()
+    options = api.ExportOptions(name="model", float_ops=frozenset({"exp"}))
+    operators = api.export(ModelBundle(model, example, samples), options).manifest["operators"]
+    assert operators["cortex_m::quantized_activation.out"]["calls"] == 1
+    assert operators["et_zephyr::quantized_layer_norm.out"]["calls"] == 2
+
+
 class ProjectedScores(nn.Module):
     """An int8 linear's output into a matmul: the retrace in ExecuTorch v1.4.1's
     ReplaceScalarWithTensorArgPass typed it int32 and the matmul failed."""
