@@ -23,6 +23,7 @@ GEN = generator_module()
         ("float", "v->isDouble()"),
         ("bool", "v->isBool()"),
         ("Scalar", "v->isScalar()"),
+        ("str", "v->isString()"),
         ("int[]", "v->isIntList()"),
         ("int[2]", "v->isIntList()"),
         ("int[]?", "(v->isNone() || v->isIntList())"),
@@ -33,6 +34,11 @@ GEN = generator_module()
 )
 def test_each_schema_type_gets_its_tag_check(schema_type: str, check: str) -> None:
     assert GEN.arg_check(schema_type, "v") == check
+
+
+def test_a_string_argument_is_a_string_view() -> None:
+    """aten::gelu.out's `str approximate` (a GELU left in float: --float-ops gelu)."""
+    assert GEN.cpp_arg("str") == ("std::string_view", "to<std::string_view>()")
 
 
 def test_a_wrapper_checks_every_argument_and_the_result_before_the_kernel() -> None:

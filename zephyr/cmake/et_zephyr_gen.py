@@ -158,6 +158,8 @@ _BASE = {
     "MemoryFormat": (T + "MemoryFormat", "to<" + T + "MemoryFormat>()"),
     "Layout": (T + "Layout", "to<" + T + "Layout>()"),
     "Device": (T + "Device", "to<" + T + "Device>()"),
+    # gelu's `str approximate`
+    "str": ("std::string_view", "to<std::string_view>()"),
 }
 _LIST = {
     "int": (T + "ArrayRef<int64_t>", "toIntList()"),
@@ -212,6 +214,7 @@ _BASE_TAGS = {
     "bool": "isBool()",
     "Tensor": "isTensor()",
     "Scalar": "isScalar()",
+    "str": "isString()",
 }
 _LIST_TAGS = {
     "int": "isIntList()",
@@ -390,6 +393,7 @@ def generate_registration(ops: list[Op], profiling: bool, fault: Fault | None = 
         "// for exactly the operators of the model. Do not edit.",
         "",
         "#include <optional>",
+        "#include <string_view>",
         "#include <tuple>",
         "",
         "#include <executorch/runtime/core/evalue.h>",
