@@ -8,8 +8,8 @@ Three arenas, matching the runtime's MemoryManager:
   lists and the instruction chains; computed by replaying its allocations with
   32-bit type sizes, in its order, with its alignment;
 - temp: what operator resolution borrows while loading (freed after each
-  operator) and what kernels ask for at run time (none of the Cortex-M kernels
-  do: their scratch is planned).
+  operator) and what kernels ask for at run time: of the Cortex-M kernels only
+  et-zephyr's softmax (its table of exponentials); the others' scratch is planned.
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ _CHAIN = (16, 4)
 _SPAN = (8, 4)
 _TENSOR_META = (12, 4)
 _BACKEND_DELEGATE = (40, 8)
+
+# Temp bytes a kernel borrows while it runs: et-zephyr's softmax its table of the 256
+# int32 exponentials (lib/src/kernels/softmax_table.cpp).
+_RUN_TIME_TEMP = {"cortex_m::softmax": 256 * 4}
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ def arena_sizes(plan: ExecutionPlan) -> ArenaSizes:
             call = instruction.instr_args
             if isinstance(call, KernelCall):
                 method.allocate(_POINTER, len(call.args))
-                temp = max(temp, _tensor_meta_bytes(plan, call))
+                temp = max(temp, _tensor_meta_bytes(plan, call), _run_time_temp_bytes(plan, call))
     planned = tuple(plan.non_const_buffer_sizes[1:])
     return ArenaSizes(planned=planned, method=align(method.used), temp=align(temp))
 
@@ -116,6 +120,10 @@ def _allocate_value(method: _BumpAllocator, value: object) -> None:
         method.allocate(_POINTER, len(value.items))
         method.allocate(_EVALUE, len(value.items))
         method.allocate(_BOXED_LIST)
+
+
+def _run_time_temp_bytes(plan: ExecutionPlan, call: KernelCall) -> int:
+    return _RUN_TIME_TEMP.get(plan.operators[call.op_index].name, 0)
 
 
 def _tensor_meta_bytes(plan: ExecutionPlan, call: KernelCall) -> int:

@@ -79,6 +79,19 @@ def test_the_encoder_is_integer_on_every_tier(target: str) -> None:
     assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 2
 
 
+def test_the_temp_arena_holds_the_softmax_table() -> None:
+    """et-zephyr's softmax kernel borrows 256 int32 exponentials from the temp arena
+    (lib/src/kernels/softmax_table.cpp): a program with a softmax gets them, one
+    without keeps what loading needs."""
+    with_softmax = _export(transformers.transformer).manifest["memory"]["temp_allocator"]
+    torch.manual_seed(0)
+    linear = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))
+    samples = [(torch.randn(1, 16),) for _ in range(8)]
+    bundle = ModelBundle(linear, samples[0], samples)
+    without = api.export(bundle, api.ExportOptions(name="model")).manifest["memory"]
+    assert without["temp_allocator"] < 1024 <= with_softmax
+
+
 def test_float_ops_keep_the_named_operators_in_float() -> None:
     model, example, samples = transformers.transformer()
     options = api.ExportOptions(name="model", float_ops=frozenset({"layer_norm", "gelu"}))

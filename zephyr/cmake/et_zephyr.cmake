@@ -388,6 +388,12 @@ function(et_zephyr_add_model target)
     list(APPEND _gen_args --kernel-override cortex_m::quantized_depthwise_conv2d.out
          et_zephyr::native::quantized_depthwise_conv2d_out ${_depthwise})
   endif()
+  if(CONFIG_ET_ZEPHYR_SOFTMAX_TABLE)
+    set(_softmax ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/softmax_table.cpp)
+    list(APPEND _own_kernels ${_softmax})
+    list(APPEND _gen_args --kernel-override cortex_m::softmax.out et_zephyr::native::softmax_out
+         ${_softmax})
+  endif()
   foreach(_arena planned1 planned2 method temp)
     et_zephyr_region_arg(${_arena} _gen_args)
   endforeach()
