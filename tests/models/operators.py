@@ -4,7 +4,8 @@ rounding edges on the device: one output per operator.
 
 - average pools of 64 and of padded 3x3 windows (midpoints at sum = 32 mod 64, and
   windows that count fewer elements at the border);
-- softmax of a linear layer's output, along the last dimension;
+- softmax of a linear layer's output, along the last dimension; (softmaxes()) rows of
+  1, 7 and 49 in 2-D to 4-D tensors, and scores wide enough that diff_min cuts some off;
 - a dilated convolution, a residual add, an element-wise product and a max pool;
 - (matmul()) a batch matrix product of two inputs, attention's q @ k^T;
 - the float edges: the input's 16 x 8 x 8 = 1024 elements quantize in Helium's
@@ -38,6 +39,28 @@ class Ops(nn.Module):
         return (pooled, scores, self.padded_pool(x), self.max_pool(residual), product)
 
 
+class Softmaxes(nn.Module):
+    """Softmax rows along the last dimension of 2-D, 3-D and 4-D tensors, of 1, 7 and 49
+    elements. The wide scores' input scale is above 1/16: their differences to the row's
+    maximum pass diff_min (output -128) within the 256 an int8 row can have."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wide = nn.Linear(16, 7)
+        self.single = nn.Linear(16, 1)
+        self.narrow = nn.Linear(16, 49)
+        with torch.no_grad():
+            self.wide.weight.mul_(16)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        wide = torch.softmax(self.wide(x), dim=-1)
+        single = torch.softmax(self.single(x), dim=-1)
+        narrow = self.narrow(x)
+        attention = torch.softmax(narrow.reshape(1, 4, 7, 7), dim=-1)
+        rows = torch.softmax(narrow.reshape(4, 49), dim=-1)
+        return wide, single, attention, rows
+
+
 class QueryKey(nn.Module):
     def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
         return torch.matmul(query, key.transpose(1, 2))
@@ -53,6 +76,14 @@ def ops() -> Factory:
     generator = torch.Generator().manual_seed(1)
     calibration = [(torch.randn(1, CHANNELS, 8, 8, generator=generator),) for _ in range(32)]
     return model, calibration[0], calibration
+
+
+def softmaxes() -> Factory:
+    """et-export factory: seeded weights, 32 calibration inputs of 4 rows of 16."""
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(3)
+    calibration = [(torch.randn(1, 4, 16, generator=generator),) for _ in range(32)]
+    return Softmaxes().eval(), calibration[0], calibration
 
 
 def matmul() -> Factory:

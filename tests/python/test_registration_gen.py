@@ -36,6 +36,22 @@ def test_each_schema_type_gets_its_tag_check(schema_type: str, check: str) -> No
     assert GEN.arg_check(schema_type, "v") == check
 
 
+def test_an_operator_returning_several_tensors_gets_one_list_for_them() -> None:
+    """native_layer_norm.out returns three tensors: ExecuTorch's emitter passes them as
+    one list after the 8 arguments, 9 values (a LayerNorm left in float failed every
+    call when 11 were expected)."""
+    args, returns = GEN.parse_schema(
+        "aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
+        "Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> "
+        "(Tensor(a!), Tensor(b!), Tensor(c!))"
+    )
+    assert len(returns) == 3
+    op = GEN.Op("aten::native_layer_norm.out", "", "torch::executor::layer_norm_out", args, returns)
+    code = GEN.generate_registration([op], profiling=False)
+    assert "if (stack.size() != 9" in code
+    assert "stack[8]->isTensorList()" in code and "stack[9]" not in code
+
+
 def test_a_string_argument_is_a_string_view() -> None:
     """aten::gelu.out's `str approximate` (a GELU left in float: --float-ops gelu)."""
     assert GEN.cpp_arg("str") == ("std::string_view", "to<std::string_view>()")

@@ -333,8 +333,8 @@ class Fault:
 def _fault_code(op: Op, fault: Fault | None, n_stack: int) -> str:
     if fault is None or fault.op != op.name:
         return ""
-    if not op.returns:
-        raise GenError(f"{op.name} returns no tensor to perturb")
+    if len(op.returns) != 1:
+        raise GenError(f"{op.name} returns no single tensor to perturb")
     return (
         "        // CONFIG_ET_ZEPHYR_TEST_FAULT_OPERATOR: a wrong result on purpose.\n"
         "        static unsigned fault_calls;\n"
@@ -358,11 +358,14 @@ def generate_registration(ops: list[Op], profiling: bool, fault: Fault | None = 
         ns, _, fn = op.kernel.rpartition("::")
         sig = f"{cpp_return(op.returns)} {fn}({T}KernelRuntimeContext &, {', '.join(params)});"
         decls.setdefault(ns, []).append(sig)
-        # The runtime passes one value for the result even when the schema returns
-        # nothing (a `-> ()` out variant such as split_with_sizes_copy.out): unchecked.
-        n_stack = len(op.args) + max(1, len(op.returns))
+        # ExecuTorch's emitter passes one value for the result: the tensor, a list of
+        # the tensors where the schema returns several (native_layer_norm.out), and an
+        # empty list (unchecked) where it returns nothing (split_with_sizes_copy.out).
+        n_stack = len(op.args) + 1
         checks = [arg_check(a.type, f"stack[{i}]") for i, a in enumerate(op.args)]
-        checks += [f"stack[{len(op.args) + j}]->isTensor()" for j in range(len(op.returns))]
+        if op.returns:
+            result = "isTensor()" if len(op.returns) == 1 else "isTensorList()"
+            checks.append(f"stack[{len(op.args)}]->{result}")
         condition = "\n            && ".join(c for c in checks if c)
         call_args = ", ".join(["context"] + [f"a{i}" for i in range(len(op.args))])
         scope = (
