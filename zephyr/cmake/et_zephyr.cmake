@@ -356,15 +356,26 @@ function(et_zephyr_add_model target)
     list(APPEND _gen_args --fault-operator ${CONFIG_ET_ZEPHYR_TEST_FAULT_OPERATOR} --fault-call
          ${CONFIG_ET_ZEPHYR_TEST_FAULT_CALL})
   endif()
+  set(_kernels_dir ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels)
   set(_own_kernels)
-  set(_own_kernel_asm)
+  # What kernels call, not kernels of their own: shared code and assembly loops.
+  set(_own_kernel_support)
+  if(CONFIG_ET_ZEPHYR_POINTWISE_CONV_MVE OR CONFIG_ET_ZEPHYR_LINEAR_MVE)
+    list(APPEND _own_kernels ${_kernels_dir}/pointwise_mve.cpp)
+    list(APPEND _own_kernel_support ${_kernels_dir}/pointwise_mve.cpp
+         ${_kernels_dir}/pointwise_sums_mve.S)
+  endif()
   if(CONFIG_ET_ZEPHYR_POINTWISE_CONV_MVE)
-    set(_pointwise ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/pointwise_conv_mve.cpp)
+    set(_pointwise ${_kernels_dir}/pointwise_conv_mve.cpp)
     list(APPEND _own_kernels ${_pointwise})
-    # Its inner loop, called from the kernel: not a kernel of its own.
-    set(_own_kernel_asm ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/pointwise_sums_mve.S)
     list(APPEND _gen_args --kernel-override cortex_m::quantized_conv2d.out
          et_zephyr::native::quantized_conv2d_out ${_pointwise})
+  endif()
+  if(CONFIG_ET_ZEPHYR_LINEAR_MVE)
+    set(_linear ${_kernels_dir}/linear_mve.cpp)
+    list(APPEND _own_kernels ${_linear})
+    list(APPEND _gen_args --kernel-override cortex_m::quantized_linear.out
+         et_zephyr::native::quantized_linear_out ${_linear})
   endif()
   if(CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE)
     set(_depthwise ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_conv_mve.cpp)
@@ -376,15 +387,14 @@ function(et_zephyr_add_model target)
   if(CONFIG_ET_ZEPHYR_CONV_DSP)
     set(_conv ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/conv_dsp.cpp)
     list(APPEND _own_kernels ${_conv})
-    # Its inner loop, called from the kernel: not a kernel of its own.
-    list(APPEND _own_kernel_asm ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/conv_sums_dsp.S)
+    list(APPEND _own_kernel_support ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/conv_sums_dsp.S)
     list(APPEND _gen_args --kernel-override cortex_m::quantized_conv2d.out
          et_zephyr::native::quantized_conv2d_out ${_conv})
   endif()
   if(CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_DSP)
     set(_depthwise ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_conv_dsp.cpp)
     list(APPEND _own_kernels ${_depthwise})
-    list(APPEND _own_kernel_asm ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_sums_dsp.S)
+    list(APPEND _own_kernel_support ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_sums_dsp.S)
     list(APPEND _gen_args --kernel-override cortex_m::quantized_depthwise_conv2d.out
          et_zephyr::native::quantized_depthwise_conv2d_out ${_depthwise})
   endif()
@@ -419,7 +429,7 @@ function(et_zephyr_add_model target)
     ${_out}/${ARG_NAME}_model.c ${_out}/${ARG_NAME}_pte.S ${_out}/et_zephyr_registration.cpp
     ${ET_ZEPHYR_EXECUTORCH_DIR}/runtime/kernel/operator_registry.cpp
     ${ET_ZEPHYR_CORTEX_M_SOURCES} ${ET_ZEPHYR_PORTABLE_SOURCES} ${ET_ZEPHYR_PRIM_SOURCES}
-    ${_own_kernel_asm})
+    ${_own_kernel_support})
   target_link_libraries(${_lib} PRIVATE zephyr_interface)
   et_zephyr_executorch_flags(${_lib})
   target_include_directories(${_lib} PRIVATE ${ET_ZEPHYR_MODULE_DIR}/lib/include ${_out})

@@ -1,0 +1,127 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * cortex_m::quantized_linear.out for Helium (MVE), for linears over 4 or more
+ * rows (a transformer's tokens, a batch): the int8 matrix product of the
+ * pointwise-convolution kernel (pointwise_mve.cpp), where CMSIS-NN's
+ * arm_fully_connected_s8 runs arm_nn_vec_mat_mult_t_s8 once per row and loads
+ * every weight again for each. Symmetric weights (filter offset 0) and a
+ * depth that is a multiple of 16; the same sums and CMSIS-NN's
+ * requantization: bit-identical outputs. Other linears go to the upstream
+ * kernel.
+ */
+
+#include <stdint.h>
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch/runtime/kernel/kernel_runtime_context.h>
+
+#include "pointwise_mve.h"
+
+using et_zephyr::native::kPointwiseDepthStep;
+using et_zephyr::native::pointwise_product;
+using et_zephyr::native::PointwiseProduct;
+using torch::executor::ArrayRef;
+using torch::executor::KernelRuntimeContext;
+using torch::executor::ScalarType;
+using torch::executor::Tensor;
+
+namespace cortex_m::native {
+/* The upstream kernel (backends/cortex_m/ops/op_quantized_linear.cpp). */
+Tensor &quantized_linear_out(KernelRuntimeContext &, const Tensor &, const Tensor &,
+                             const std::optional<Tensor> &, const std::optional<Tensor> &, int64_t,
+                             int64_t, int64_t, ArrayRef<int64_t>, ArrayRef<int64_t>, int64_t,
+                             int64_t, Tensor &);
+} // namespace cortex_m::native
+
+namespace {
+
+/* Fewer rows than a block of the matrix product: CMSIS-NN's vector kernel. */
+constexpr int64_t kMinRows = 4;
+
+bool is_contiguous(const Tensor &t) {
+    const auto order = t.dim_order();
+    for (size_t i = 0; i < order.size(); ++i) {
+        if (order[i] != i) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool fits_int32(int64_t value) {
+    return value >= INT32_MIN && value <= INT32_MAX;
+}
+
+/* A linear this kernel computes, or false (the upstream kernel runs). */
+bool handled(const Tensor &input, const Tensor &weights, const std::optional<Tensor> &bias,
+             int64_t filter_offset, ArrayRef<int64_t> multipliers, ArrayRef<int64_t> shifts,
+             const Tensor &out) {
+    if (input.scalar_type() != ScalarType::Char || weights.scalar_type() != ScalarType::Char ||
+        out.scalar_type() != ScalarType::Char || input.dim() < 1 || out.dim() < 1 ||
+        weights.dim() != 2) {
+        return false;
+    }
+    if (bias.has_value() &&
+        (bias->scalar_type() != ScalarType::Int || bias->numel() != weights.size(0))) {
+        return false;
+    }
+    const int64_t depth = input.size(input.dim() - 1);
+    const int64_t channels = weights.size(0);
+    if (weights.size(1) != depth || out.size(out.dim() - 1) != channels ||
+        depth % kPointwiseDepthStep != 0 || filter_offset != 0) {
+        return false;
+    }
+    const int64_t rows = input.numel() / depth;
+    if (rows < kMinRows || out.numel() != rows * channels || rows > INT32_MAX) {
+        return false;
+    }
+    if (multipliers.size() < 1 || shifts.size() < 1 || !fits_int32(multipliers[0]) ||
+        shifts[0] < -31 || shifts[0] > 31) {
+        return false;
+    }
+    return is_contiguous(input) && is_contiguous(weights) && is_contiguous(out);
+}
+
+} // namespace
+
+namespace et_zephyr::native {
+
+Tensor &quantized_linear_out(KernelRuntimeContext &context, const Tensor &input,
+                             const Tensor &weights, const std::optional<Tensor> &bias,
+                             const std::optional<Tensor> &kernel_sum, int64_t input_offset,
+                             int64_t filter_offset, int64_t output_offset,
+                             ArrayRef<int64_t> requantize_multipliers,
+                             ArrayRef<int64_t> requantize_shifts, int64_t activation_max,
+                             int64_t activation_min, Tensor &out) {
+    if (!handled(input, weights, bias, filter_offset, requantize_multipliers, requantize_shifts,
+                 out)) {
+        return cortex_m::native::quantized_linear_out(
+            context, input, weights, bias, kernel_sum, input_offset, filter_offset, output_offset,
+            requantize_multipliers, requantize_shifts, activation_max, activation_min, out);
+    }
+    /* CMSIS-NN's fully connected layer takes one multiplier and shift. */
+    const int32_t multiplier = static_cast<int32_t>(requantize_multipliers[0]);
+    const int32_t shift = static_cast<int32_t>(requantize_shifts[0]);
+    PointwiseProduct k{};
+    k.input = input.const_data_ptr<int8_t>();
+    k.weights = weights.const_data_ptr<int8_t>();
+    k.bias = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
+    k.multipliers = &multiplier;
+    k.shifts = &shift;
+    k.per_tensor = true;
+    k.out = out.mutable_data_ptr<int8_t>();
+    k.depth = static_cast<int32_t>(weights.size(1));
+    k.channels = static_cast<int32_t>(weights.size(0));
+    k.rows = static_cast<int32_t>(input.numel() / weights.size(1));
+    k.input_offset = static_cast<int32_t>(input_offset);
+    k.output_offset = static_cast<int32_t>(output_offset);
+    k.activation_min = static_cast<int32_t>(activation_min);
+    k.activation_max = static_cast<int32_t>(activation_max);
+    pointwise_product(k);
+    return out;
+}
+
+} // namespace et_zephyr::native
