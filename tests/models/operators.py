@@ -4,6 +4,7 @@ rounding edges on the device: one output per operator.
 
 - average pools of 64 and of padded 3x3 windows (midpoints at sum = 32 mod 64, and
   windows that count fewer elements at the border);
+- (linears()) linears over several rows, on et-zephyr's Helium kernel and off it;
 - softmax of a linear layer's output, along the last dimension; (softmaxes()) rows of
   1, 7 and 49 in 2-D to 4-D tensors, and scores wide enough that diff_min cuts some off;
 - a dilated convolution, a residual add, an element-wise product and a max pool;
@@ -61,6 +62,32 @@ class Softmaxes(nn.Module):
         return wide, single, attention, rows
 
 
+class Linears(nn.Module):
+    """Linears over 9 rows (two blocks of 4 and a tail row) for et-zephyr's Helium linear
+    kernel: an odd number of outputs with a fused ReLU, no bias, an input 144 wide (past
+    the 128 its paired path takes), and for the upstream kernel an input 24 wide (not a
+    multiple of 16) and 3 rows (fewer than a block)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.odd = nn.Linear(32, 7)
+        self.unbiased = nn.Linear(32, 16, bias=False)
+        self.widen = nn.Linear(32, 144)
+        self.deepest = nn.Linear(144, 8)
+        self.narrow = nn.Linear(32, 24)
+        self.from_narrow = nn.Linear(24, 5)
+        self.few_rows = nn.Linear(32, 6)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            torch.relu(self.odd(x)),
+            self.unbiased(x.reshape(9, 32)),
+            self.deepest(torch.relu(self.widen(x))),
+            self.from_narrow(self.narrow(x)),
+            self.few_rows(x[:, :3]),
+        )
+
+
 class QueryKey(nn.Module):
     def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
         return torch.matmul(query, key.transpose(1, 2))
@@ -84,6 +111,14 @@ def softmaxes() -> Factory:
     generator = torch.Generator().manual_seed(3)
     calibration = [(torch.randn(1, 4, 16, generator=generator),) for _ in range(32)]
     return Softmaxes().eval(), calibration[0], calibration
+
+
+def linears() -> Factory:
+    """et-export factory: seeded weights, 32 calibration inputs of 9 rows of 32."""
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(4)
+    calibration = [(torch.randn(1, 9, 32, generator=generator),) for _ in range(32)]
+    return Linears().eval(), calibration[0], calibration
 
 
 def matmul() -> Factory:
