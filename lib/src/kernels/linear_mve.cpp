@@ -57,16 +57,18 @@ bool fits_int32(int64_t value) {
 
 /* A linear this kernel computes, or false (the upstream kernel runs). */
 bool handled(const Tensor &input, const Tensor &weights, const std::optional<Tensor> &bias,
-             int64_t filter_offset, ArrayRef<int64_t> multipliers, ArrayRef<int64_t> shifts,
-             const Tensor &out) {
+             const std::optional<Tensor> &kernel_sum, int64_t filter_offset,
+             ArrayRef<int64_t> multipliers, ArrayRef<int64_t> shifts, const Tensor &out) {
     if (input.scalar_type() != ScalarType::Char || weights.scalar_type() != ScalarType::Char ||
         out.scalar_type() != ScalarType::Char || input.dim() < 1 || out.dim() < 1 ||
         weights.dim() != 2) {
         return false;
     }
-    if (bias.has_value() &&
-        (bias->scalar_type() != ScalarType::Int || bias->numel() != weights.size(0))) {
-        return false;
+    for (const std::optional<Tensor> *terms : {&bias, &kernel_sum}) {
+        if (terms->has_value() &&
+            ((*terms)->scalar_type() != ScalarType::Int || (*terms)->numel() != weights.size(0))) {
+            return false;
+        }
     }
     const int64_t depth = input.size(input.dim() - 1);
     const int64_t channels = weights.size(0);
@@ -96,8 +98,8 @@ Tensor &quantized_linear_out(KernelRuntimeContext &context, const Tensor &input,
                              ArrayRef<int64_t> requantize_multipliers,
                              ArrayRef<int64_t> requantize_shifts, int64_t activation_max,
                              int64_t activation_min, Tensor &out) {
-    if (!handled(input, weights, bias, filter_offset, requantize_multipliers, requantize_shifts,
-                 out)) {
+    if (!handled(input, weights, bias, kernel_sum, filter_offset, requantize_multipliers,
+                 requantize_shifts, out)) {
         return cortex_m::native::quantized_linear_out(
             context, input, weights, bias, kernel_sum, input_offset, filter_offset, output_offset,
             requantize_multipliers, requantize_shifts, activation_max, activation_min, out);
@@ -108,7 +110,16 @@ Tensor &quantized_linear_out(KernelRuntimeContext &context, const Tensor &input,
     PointwiseProduct k{};
     k.input = input.const_data_ptr<int8_t>();
     k.weights = weights.const_data_ptr<int8_t>();
-    k.bias = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
+    if (kernel_sum.has_value()) {
+        /* The Helium program's form (et-export's, as upstream lowers it): the
+         * bias and the input-offset term summed ahead of time, the bias
+         * argument unused, as arm_fully_connected_s8 reads them on Helium. */
+        k.bias = kernel_sum->const_data_ptr<int32_t>();
+        k.input_offset = 0;
+    } else {
+        k.bias = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
+        k.input_offset = static_cast<int32_t>(input_offset);
+    }
     k.multipliers = &multiplier;
     k.shifts = &shift;
     k.per_tensor = true;
@@ -116,7 +127,6 @@ Tensor &quantized_linear_out(KernelRuntimeContext &context, const Tensor &input,
     k.depth = static_cast<int32_t>(weights.size(1));
     k.channels = static_cast<int32_t>(weights.size(0));
     k.rows = static_cast<int32_t>(input.numel() / weights.size(1));
-    k.input_offset = static_cast<int32_t>(input_offset);
     k.output_offset = static_cast<int32_t>(output_offset);
     k.activation_min = static_cast<int32_t>(activation_min);
     k.activation_max = static_cast<int32_t>(activation_max);
