@@ -13,8 +13,8 @@
  * call, with CMSIS-NN's own functions, into a table in the temp arena
  * (et-export sizes it), and each element costs a lookup. The same integers in
  * the same order: outputs bit-identical to the upstream kernel's, on every ISA
- * tier. Without the temp memory, or for arguments it does not take, the
- * upstream kernel runs.
+ * tier (on Helium, 4 elements at a time). Without the temp memory, or for
+ * arguments it does not take, the upstream kernel runs.
  */
 
 #include <stdint.h>
@@ -71,33 +71,95 @@ void fill_exponentials(int32_t multiplier, int32_t shift, int32_t largest, int32
     }
 }
 
+/* The sum's reciprocal, as arm_nn_softmax_common_s8 derives it. */
+struct RowScale {
+    int32_t shifted_scale;
+    int32_t bits_over_unit;
+};
+
+RowScale row_scale(int32_t sum) {
+    const int32_t headroom = CLZ(sum);
+    return {ONE_OVER1((sum > 0 ? sum << headroom : 0) - (1 << 31)), kAccumBits - headroom + 23};
+}
+
+int8_t output_of(const RowScale &scale, int32_t exponential) {
+    const int32_t result =
+        DIV_POW2(MUL_SAT(scale.shifted_scale, exponential), scale.bits_over_unit) + NN_Q7_MIN;
+    return static_cast<int8_t>(CLAMP(result, NN_Q7_MAX, NN_Q7_MIN));
+}
+
+void softmax_row(const int8_t *input, int8_t *output, int32_t row_size, int32_t largest,
+                 const int32_t *table) {
+    int8_t max = input[0];
+    for (int32_t col = 1; col < row_size; ++col) {
+        max = MAX(max, input[col]);
+    }
+    int32_t sum = 0;
+    for (int32_t col = 0; col < row_size; ++col) {
+        const int32_t d = max - input[col];
+        if (d <= largest) {
+            sum += DIV_POW2(table[d], kAccumBits);
+        }
+    }
+    const RowScale scale = row_scale(sum);
+    for (int32_t col = 0; col < row_size; ++col) {
+        const int32_t d = max - input[col];
+        output[col] = d <= largest ? output_of(scale, table[d]) : NN_Q7_MIN;
+    }
+}
+
+#if defined(ARM_MATH_MVEI)
+/* Helium: 16 elements a step for the maximum, 4 for the rest, the table read
+ * by gathers. The exponentials and the reciprocal are non-negative, and there
+ * vrshr and vqrdmulh round exactly as DIV_POW2 and MUL_SAT do: the same
+ * integers. A row whose output shift passes 31 (a sum beyond 2^27: rows of
+ * hundreds of equal maxima) takes the scalar code, which shifts as CMSIS-NN's
+ * does. */
+void softmax_row_mve(const int8_t *input, int8_t *output, int32_t row_size, int32_t largest,
+                     const int32_t *table) {
+    int8_t max = INT8_MIN;
+    for (int32_t col = 0; col < row_size; col += 16) {
+        const mve_pred16_t valid = vctp8q(static_cast<uint32_t>(row_size - col));
+        max = vmaxvq_p_s8(max, vldrbq_z_s8(input + col, valid), valid);
+    }
+    int32_t sum = 0;
+    for (int32_t col = 0; col < row_size; col += 4) {
+        const mve_pred16_t valid = vctp32q(static_cast<uint32_t>(row_size - col));
+        const int32x4_t d = vsubq_s32(vdupq_n_s32(max), vldrbq_z_s32(input + col, valid));
+        const mve_pred16_t inside = vcmpleq_m_n_s32(d, largest, valid);
+        const int32x4_t exponentials =
+            vldrwq_gather_shifted_offset_z_s32(table, vreinterpretq_u32_s32(d), inside);
+        sum = vaddvaq_p_s32(sum, vrshrq_n_s32(exponentials, kAccumBits), inside);
+    }
+    const RowScale scale = row_scale(sum);
+    if (scale.bits_over_unit > 31) {
+        softmax_row(input, output, row_size, largest, table);
+        return;
+    }
+    const int32x4_t shift = vdupq_n_s32(-scale.bits_over_unit);
+    for (int32_t col = 0; col < row_size; col += 4) {
+        const mve_pred16_t valid = vctp32q(static_cast<uint32_t>(row_size - col));
+        const int32x4_t d = vsubq_s32(vdupq_n_s32(max), vldrbq_z_s32(input + col, valid));
+        const mve_pred16_t inside = vcmpleq_m_n_s32(d, largest, valid);
+        const int32x4_t exponentials =
+            vldrwq_gather_shifted_offset_z_s32(table, vreinterpretq_u32_s32(d), inside);
+        int32x4_t result = vrshlq_s32(vqrdmulhq_n_s32(exponentials, scale.shifted_scale), shift);
+        result = vmaxq_s32(vaddq_n_s32(result, NN_Q7_MIN), vdupq_n_s32(NN_Q7_MIN));
+        result = vminq_s32(result, vdupq_n_s32(NN_Q7_MAX));
+        result = vpselq_s32(result, vdupq_n_s32(NN_Q7_MIN), inside);
+        vstrbq_p_s32(output + col, result, valid);
+    }
+}
+#endif
+
 void softmax_rows(const int8_t *input, int8_t *output, int32_t rows, int32_t row_size,
                   int32_t largest, const int32_t *table) {
     for (int32_t row = 0; row < rows; ++row, input += row_size, output += row_size) {
-        int8_t max = input[0];
-        for (int32_t col = 1; col < row_size; ++col) {
-            max = MAX(max, input[col]);
-        }
-        int32_t sum = 0;
-        for (int32_t col = 0; col < row_size; ++col) {
-            const int32_t d = max - input[col];
-            if (d <= largest) {
-                sum += DIV_POW2(table[d], kAccumBits);
-            }
-        }
-        const int32_t headroom = CLZ(sum);
-        const int32_t shifted_scale = ONE_OVER1((sum > 0 ? sum << headroom : 0) - (1 << 31));
-        const int32_t bits_over_unit = kAccumBits - headroom + 23;
-        for (int32_t col = 0; col < row_size; ++col) {
-            const int32_t d = max - input[col];
-            if (d <= largest) {
-                const int32_t result =
-                    DIV_POW2(MUL_SAT(shifted_scale, table[d]), bits_over_unit) + NN_Q7_MIN;
-                output[col] = static_cast<int8_t>(CLAMP(result, NN_Q7_MAX, NN_Q7_MIN));
-            } else {
-                output[col] = NN_Q7_MIN;
-            }
-        }
+#if defined(ARM_MATH_MVEI)
+        softmax_row_mve(input, output, row_size, largest, table);
+#else
+        softmax_row(input, output, row_size, largest, table);
+#endif
     }
 }
 
