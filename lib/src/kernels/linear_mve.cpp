@@ -107,7 +107,7 @@ Tensor &quantized_linear_out(KernelRuntimeContext &context, const Tensor &input,
     /* CMSIS-NN's fully connected layer takes one multiplier and shift. */
     const int32_t multiplier = static_cast<int32_t>(requantize_multipliers[0]);
     const int32_t shift = static_cast<int32_t>(requantize_shifts[0]);
-    PointwiseProduct k{};
+    PointwiseProduct k;
     k.input = input.const_data_ptr<int8_t>();
     k.weights = weights.const_data_ptr<int8_t>();
     if (kernel_sum.has_value()) {

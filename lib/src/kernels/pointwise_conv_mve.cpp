@@ -79,12 +79,13 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
                                                       requantize_multipliers, requantize_shifts,
                                                       activation_min, activation_max, scratch, out);
     }
-    PointwiseProduct k{};
+    PointwiseProduct k;
     k.input = input.const_data_ptr<int8_t>();
     k.weights = weight.const_data_ptr<int8_t>();
     k.bias = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
     k.multipliers = requantize_multipliers.const_data_ptr<int32_t>();
     k.shifts = requantize_shifts.const_data_ptr<int32_t>();
+    k.per_tensor = false;
     k.out = out.mutable_data_ptr<int8_t>();
     k.depth = static_cast<int32_t>(input.size(1));
     k.channels = static_cast<int32_t>(out.size(1));

@@ -27,7 +27,6 @@
 using et_zephyr::native::make_requantization;
 using et_zephyr::native::Requantization;
 using et_zephyr::native::requantize;
-using Pointwise = et_zephyr::native::PointwiseProduct;
 
 /* lib/src/kernels/pointwise_sums_mve.S */
 extern "C" void et_zephyr_pointwise_sums_mve(const int8_t *rows, int32_t depth,
@@ -48,10 +47,11 @@ constexpr int32_t kMaxPairedDepth = 128;
 /* Blocks of 4 rows x 2 channels summed per call of the assembly loop. */
 constexpr int32_t kSumBlocks = 8;
 
-/* Byte offsets of 4 rows' outputs of one channel. */
-uint32x4_t row_stride(const Pointwise &k) {
-    return vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k.channels));
-}
+/* The product's operands, for the helpers below. */
+struct Pointwise : et_zephyr::native::PointwiseProduct {
+    /* Byte offsets of 4 rows' outputs of one channel. */
+    uint32x4_t out_stride;
+};
 
 /* Channel c's requantization: bias and input-offset term, once per channel. */
 Requantization channel_requantization(const Pointwise &k, int32_t c) {
@@ -72,7 +72,6 @@ __attribute__((noinline)) void single_channel(const Pointwise &k, int32_t c,
                                               const Requantization &q) {
     const int8_t *weights = k.weights + c * k.depth;
     const int8_t *last_row = k.input + (k.rows - 1) * k.depth;
-    const uint32x4_t stride = row_stride(k);
     for (int32_t p = 0; p < k.rows; p += kRows) {
         /* Past the last row, it repeats, unstored. */
         const int8_t *row0 = k.input + p * k.depth;
@@ -91,7 +90,7 @@ __attribute__((noinline)) void single_channel(const Pointwise &k, int32_t c,
             acc3 = vmladavaq_s8(acc3, vldrbq_s8(row3 + d), w);
         }
         const int32x4_t sums = {acc0, acc1, acc2, acc3};
-        vstrbq_scatter_offset_p_s32(k.out + p * k.channels + c, stride, requantize(sums, q),
+        vstrbq_scatter_offset_p_s32(k.out + p * k.channels + c, k.out_stride, requantize(sums, q),
                                     vctp32q(static_cast<uint32_t>(k.rows - p)));
     }
 }
@@ -150,7 +149,7 @@ __attribute__((noinline)) void channel_pair(const Pointwise &k, int32_t c) {
          * int8 stores could alias anything else). */
         for (int32_t i = 0; i < 2; i++) {
             const Requantization channel_q = q[i];
-            const uint32x4_t out_stride = row_stride(k);
+            const uint32x4_t out_stride = k.out_stride;
             const int32_t block_bytes = kRows * k.channels;
             int8_t *o = k.out + first * block_bytes + c + i;
 #pragma GCC unroll 1
@@ -167,7 +166,10 @@ __attribute__((noinline)) void channel_pair(const Pointwise &k, int32_t c) {
 
 namespace et_zephyr::native {
 
-void pointwise_product(const PointwiseProduct &k) {
+void pointwise_product(const PointwiseProduct &product) {
+    Pointwise k;
+    static_cast<PointwiseProduct &>(k) = product;
+    k.out_stride = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k.channels));
     int32_t c = 0;
     if (k.depth <= kMaxPairedDepth) {
         for (; c + 1 < k.channels; c += 2) {
