@@ -140,14 +140,17 @@ def test_extreme_rows() -> None:
     assert torch.equal(saturated.reference(), torch.full((2, 16), 50, dtype=torch.int8))
 
 
-def test_host_build_matches_the_reference(tmp_path: Path) -> None:
+@pytest.mark.parametrize("estimate", [0, 1], ids=["integer", "float-estimate"])
+def test_host_build_matches_the_reference(tmp_path: Path, estimate: int) -> None:
+    """Both ways the kernel computes: integers only (cores without an FPU) and a float32
+    estimate checked against its error bound, the integer division deciding near ties."""
     need_tools("g++")
     all_cases = cases()
     write_cases(tmp_path / "cases.bin", all_cases)
     program = tmp_path / "layer_norm_cases"
     subprocess.run(
         ["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{REPO / 'lib/src'}",
-         str(SOURCE), "-o", str(program)],
+         f"-DET_ZEPHYR_LAYER_NORM_FLOAT_ESTIMATE={estimate}", str(SOURCE), "-o", str(program)],
         check=True,
     )  # fmt: skip
     subprocess.run([str(program)], cwd=tmp_path, check=True, capture_output=True)

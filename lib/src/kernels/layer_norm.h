@@ -23,6 +23,10 @@
 
 #include <stdint.h>
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+#endif
+
 namespace et_zephyr::native {
 
 /* Rows longer than this could overflow the int64 sums. */
@@ -93,38 +97,178 @@ inline int32_t root_shift_limit(int32_t channels) {
     return 62 - 31 - bit_length(static_cast<uint64_t>(2 * 255 * channels));
 }
 
-inline void layer_norm_row(const LayerNorm &p, const int8_t *in, int8_t *out) {
+/* A row's sum(d) and D = epsilon + sum(c_i^2). */
+struct RowMoments {
+    int32_t sum;
+    int64_t denominator;
+};
+
+inline RowMoments row_moments(const LayerNorm &p, const int8_t *in) {
     const int32_t channels = p.channels;
-    int32_t sum = 0;
+    RowMoments m{0, p.epsilon};
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+    /* Helium: 16 values a step for the sum, 4 for the squares, summed exactly
+     * in 64 bits by vmlaldava. */
+    int32_t raw = 0;
+    for (int32_t i = 0; i < channels; i += 16) {
+        const mve_pred16_t valid = vctp8q(static_cast<uint32_t>(channels - i));
+        raw = vaddvaq_p_s8(raw, vldrbq_z_s8(in + i, valid), valid);
+    }
+    m.sum = raw - channels * p.input_zero_point;
+    const int32_t offset = channels * p.input_zero_point + m.sum;
+    for (int32_t i = 0; i < channels; i += 4) {
+        const mve_pred16_t valid = vctp32q(static_cast<uint32_t>(channels - i));
+        const int32x4_t centred =
+            vsubq_n_s32(vmulq_n_s32(vldrbq_z_s32(in + i, valid), channels), offset);
+        m.denominator = vmlaldavaq_p_s32(m.denominator, centred, centred, valid);
+    }
+#else
     for (int32_t i = 0; i < channels; ++i) {
-        sum += in[i] - p.input_zero_point;
+        m.sum += in[i] - p.input_zero_point;
     }
-    int64_t denominator = p.epsilon;
     for (int32_t i = 0; i < channels; ++i) {
-        const int64_t centred = int64_t{channels} * (in[i] - p.input_zero_point) - sum;
-        denominator += centred * centred;
+        const int64_t centred = int64_t{channels} * (in[i] - p.input_zero_point) - m.sum;
+        m.denominator += centred * centred;
     }
-    if (denominator < 1) {
-        denominator = 1;
+#endif
+    if (m.denominator < 1) {
+        m.denominator = 1;
     }
+    return m;
+}
+
+/* What one row's outputs divide by: the root and what dividing by it needs. */
+struct RowDivisor {
+    int32_t shift; /* s */
+    uint64_t root;
+    uint64_t inverse;
+    uint64_t half;
+};
+
+inline RowDivisor row_divisor(int32_t channels, int64_t denominator) {
     int32_t shift = (62 - bit_length(static_cast<uint64_t>(denominator))) / 2;
     const int32_t limit = root_shift_limit(channels);
     if (shift > limit) {
         shift = limit;
     }
     const uint64_t root = integer_sqrt(static_cast<uint64_t>(denominator) << (2 * shift));
-    const uint64_t inverse = UINT64_MAX / root;
-    const uint64_t half = root / 2;
+    return {shift, root, UINT64_MAX / root, root / 2};
+}
+
+/* Output i of a row, exactly as the reference computes it. */
+inline int8_t exact_output(const LayerNorm &p, int32_t i, int32_t centred, const RowDivisor &r) {
+    const int64_t scaled = int64_t{centred} * p.multipliers[i] * (int64_t{1} << r.shift);
+    const uint64_t magnitude = static_cast<uint64_t>(scaled < 0 ? -scaled : scaled);
+    const int64_t quotient = static_cast<int64_t>(divide(magnitude + r.half, r.root, r.inverse));
+    const int64_t normalized = scaled < 0 ? -quotient : quotient;
     const int64_t rounding = int64_t{1} << (p.shift - 1);
-    for (int32_t i = 0; i < channels; ++i) {
-        const int64_t centred = int64_t{channels} * (in[i] - p.input_zero_point) - sum;
-        const int64_t scaled = centred * p.multipliers[i] * (int64_t{1} << shift);
-        const uint64_t magnitude = static_cast<uint64_t>(scaled < 0 ? -scaled : scaled);
-        const int64_t quotient = static_cast<int64_t>(divide(magnitude + half, root, inverse));
-        const int64_t normalized = scaled < 0 ? -quotient : quotient;
-        int64_t value = ((normalized + p.biases[i] + rounding) >> p.shift) + p.output_zero_point;
-        value = value < INT8_MIN ? INT8_MIN : (value > INT8_MAX ? INT8_MAX : value);
-        out[i] = static_cast<int8_t>(value);
+    int64_t value = ((normalized + p.biases[i] + rounding) >> p.shift) + p.output_zero_point;
+    value = value < INT8_MIN ? INT8_MIN : (value > INT8_MAX ? INT8_MAX : value);
+    return static_cast<int8_t>(value);
+}
+
+#if !defined(ET_ZEPHYR_LAYER_NORM_FLOAT_ESTIMATE)
+#if defined(__ARM_FP) && (__ARM_FP & 4)
+#define ET_ZEPHYR_LAYER_NORM_FLOAT_ESTIMATE 1
+#else
+#define ET_ZEPHYR_LAYER_NORM_FLOAT_ESTIMATE 0
+#endif
+#endif
+
+#if ET_ZEPHYR_LAYER_NORM_FLOAT_ESTIMATE
+/*
+ * With a floating-point unit, each output is first estimated in float32:
+ * T = c_i * M_i * 2^s / root + B_i + 2^(F-1) and u = T / 2^F, whose floor is the
+ * output before the zero point. Five roundings of at most 2^-24 each put the
+ * estimate's y = c_i * M_i * 2^s / root within |y| * 2^-21.6 of the real
+ * quotient, which is itself within 1 of the integer quotient; with B_i's and
+ * the two additions' roundings, T is within
+ * E = 2 + (|y| + |B_i| + |T|) * 2^-19 of the exact sum. Where |u| < 300 (else
+ * the output saturates either way), |y| <= |T| + |B_i| + 2^(F-1), so
+ * E <= 2 + (601 * 2^F + 2 * max|B|) * 2^-19, and when u lies farther than
+ * m = E / 2^F from an integer its floor is the exact one. Closer (a fraction
+ * of a percent of the outputs), the integer division decides.
+ */
+struct FloatEstimate {
+    float step_inverse; /* 2^-F */
+    float half_step;    /* 2^(F-1) */
+    float margin;       /* m, in units of u; the estimate is off when >= 0.25 */
+};
+
+inline float power_of_two(int32_t exponent) {
+    float value = 1.0f;
+    for (; exponent > 0; --exponent) {
+        value *= 2.0f;
+    }
+    for (; exponent < 0; ++exponent) {
+        value *= 0.5f;
+    }
+    return value;
+}
+
+inline FloatEstimate float_estimate(const LayerNorm &p) {
+    int64_t largest_bias = 0;
+    for (int32_t i = 0; i < p.channels; ++i) {
+        const int64_t bias = p.biases[i] < 0 ? -int64_t{p.biases[i]} : int64_t{p.biases[i]};
+        largest_bias = bias > largest_bias ? bias : largest_bias;
+    }
+    FloatEstimate e;
+    e.step_inverse = power_of_two(-p.shift);
+    e.half_step = power_of_two(p.shift - 1);
+    /* 1.01: room for this computation's own roundings. */
+    e.margin = 1.01f * (2.0f * e.step_inverse +
+                        (601.0f + 2.0f * static_cast<float>(largest_bias) * e.step_inverse) *
+                            power_of_two(-19));
+    return e;
+}
+
+inline void layer_norm_row(const LayerNorm &p, const FloatEstimate &e, const int8_t *in,
+                           int8_t *out) {
+    const RowMoments m = row_moments(p, in);
+    const RowDivisor r = row_divisor(p.channels, m.denominator);
+    const float scale = power_of_two(r.shift) / static_cast<float>(r.root);
+    const bool estimate = e.margin < 0.25f;
+    for (int32_t i = 0; i < p.channels; ++i) {
+        const int32_t centred = p.channels * (in[i] - p.input_zero_point) - m.sum;
+        if (estimate) {
+            const float y =
+                static_cast<float>(centred) * static_cast<float>(p.multipliers[i]) * scale;
+            const float u = (y + static_cast<float>(p.biases[i]) + e.half_step) * e.step_inverse;
+            if (u >= 300.0f) {
+                out[i] = INT8_MAX;
+                continue;
+            }
+            if (u <= -300.0f) {
+                out[i] = INT8_MIN;
+                continue;
+            }
+            int32_t whole = static_cast<int32_t>(u);
+            whole -= static_cast<float>(whole) > u ? 1 : 0;
+            const float fraction = u - static_cast<float>(whole);
+            if (fraction > e.margin && fraction < 1.0f - e.margin) {
+                const int32_t value = whole + p.output_zero_point;
+                out[i] = static_cast<int8_t>(
+                    value < INT8_MIN ? INT8_MIN : (value > INT8_MAX ? INT8_MAX : value));
+                continue;
+            }
+        }
+        out[i] = exact_output(p, i, centred, r);
+    }
+}
+
+inline void layer_norm(const LayerNorm &p, const int8_t *in, int8_t *out, int32_t rows) {
+    const FloatEstimate e = float_estimate(p);
+    for (int32_t row = 0; row < rows; ++row) {
+        layer_norm_row(p, e, in + row * p.channels, out + row * p.channels);
+    }
+}
+#else
+inline void layer_norm_row(const LayerNorm &p, const int8_t *in, int8_t *out) {
+    const RowMoments m = row_moments(p, in);
+    const RowDivisor r = row_divisor(p.channels, m.denominator);
+    for (int32_t i = 0; i < p.channels; ++i) {
+        const int32_t centred = p.channels * (in[i] - p.input_zero_point) - m.sum;
+        out[i] = exact_output(p, i, centred, r);
     }
 }
 
@@ -133,6 +277,7 @@ inline void layer_norm(const LayerNorm &p, const int8_t *in, int8_t *out, int32_
         layer_norm_row(p, in + row * p.channels, out + row * p.channels);
     }
 }
+#endif
 
 } // namespace et_zephyr::native
 
