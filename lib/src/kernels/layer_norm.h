@@ -143,16 +143,18 @@ struct RowDivisor {
     uint64_t root;
     uint64_t inverse;
     uint64_t half;
+    int64_t rounding; /* 2^(F-1) */
 };
 
-inline RowDivisor row_divisor(int32_t channels, int64_t denominator) {
+inline RowDivisor row_divisor(const LayerNorm &p, int64_t denominator) {
+    const int32_t channels = p.channels;
     int32_t shift = (62 - bit_length(static_cast<uint64_t>(denominator))) / 2;
     const int32_t limit = root_shift_limit(channels);
     if (shift > limit) {
         shift = limit;
     }
     const uint64_t root = integer_sqrt(static_cast<uint64_t>(denominator) << (2 * shift));
-    return {shift, root, UINT64_MAX / root, root / 2};
+    return {shift, root, UINT64_MAX / root, root / 2, int64_t{1} << (p.shift - 1)};
 }
 
 /* Output i of a row, exactly as the reference computes it. */
@@ -161,8 +163,7 @@ inline int8_t exact_output(const LayerNorm &p, int32_t i, int32_t centred, const
     const uint64_t magnitude = static_cast<uint64_t>(scaled < 0 ? -scaled : scaled);
     const int64_t quotient = static_cast<int64_t>(divide(magnitude + r.half, r.root, r.inverse));
     const int64_t normalized = scaled < 0 ? -quotient : quotient;
-    const int64_t rounding = int64_t{1} << (p.shift - 1);
-    int64_t value = ((normalized + p.biases[i] + rounding) >> p.shift) + p.output_zero_point;
+    int64_t value = ((normalized + p.biases[i] + r.rounding) >> p.shift) + p.output_zero_point;
     value = value < INT8_MIN ? INT8_MIN : (value > INT8_MAX ? INT8_MAX : value);
     return static_cast<int8_t>(value);
 }
@@ -225,7 +226,7 @@ inline FloatEstimate float_estimate(const LayerNorm &p) {
 inline void layer_norm_row(const LayerNorm &p, const FloatEstimate &e, const int8_t *in,
                            int8_t *out) {
     const RowMoments m = row_moments(p, in);
-    const RowDivisor r = row_divisor(p.channels, m.denominator);
+    const RowDivisor r = row_divisor(p, m.denominator);
     const float scale = power_of_two(r.shift) / static_cast<float>(r.root);
     const bool estimate = e.margin < 0.25f;
     for (int32_t i = 0; i < p.channels; ++i) {
@@ -265,7 +266,7 @@ inline void layer_norm(const LayerNorm &p, const int8_t *in, int8_t *out, int32_
 #else
 inline void layer_norm_row(const LayerNorm &p, const int8_t *in, int8_t *out) {
     const RowMoments m = row_moments(p, in);
-    const RowDivisor r = row_divisor(p.channels, m.denominator);
+    const RowDivisor r = row_divisor(p, m.denominator);
     for (int32_t i = 0; i < p.channels; ++i) {
         const int32_t centred = p.channels * (in[i] - p.input_zero_point) - m.sum;
         out[i] = exact_output(p, i, centred, r);
