@@ -115,6 +115,22 @@ void softmax_row(const int8_t *input, int8_t *output, int32_t row_size, int32_t 
  * integers. A row whose output shift passes 31 (a sum beyond 2^27: rows of
  * hundreds of equal maxima) takes the scalar code, which shifts as CMSIS-NN's
  * does. */
+/* The exponentials of 4 elements from col on, and which of them diff_min admits
+ * (the others, and lanes past the row, read nothing). */
+struct Exponentials {
+    int32x4_t values;
+    mve_pred16_t inside;
+};
+
+__attribute__((always_inline)) inline Exponentials exponentials_at(const int8_t *input, int32_t col,
+                                                                   mve_pred16_t valid, int8_t max,
+                                                                   int32_t largest,
+                                                                   const int32_t *table) {
+    const int32x4_t d = vsubq_s32(vdupq_n_s32(max), vldrbq_z_s32(input + col, valid));
+    const mve_pred16_t inside = vcmpleq_m_n_s32(d, largest, valid);
+    return {vldrwq_gather_shifted_offset_z_s32(table, vreinterpretq_u32_s32(d), inside), inside};
+}
+
 void softmax_row_mve(const int8_t *input, int8_t *output, int32_t row_size, int32_t largest,
                      const int32_t *table) {
     int8_t max = INT8_MIN;
@@ -125,11 +141,8 @@ void softmax_row_mve(const int8_t *input, int8_t *output, int32_t row_size, int3
     int32_t sum = 0;
     for (int32_t col = 0; col < row_size; col += 4) {
         const mve_pred16_t valid = vctp32q(static_cast<uint32_t>(row_size - col));
-        const int32x4_t d = vsubq_s32(vdupq_n_s32(max), vldrbq_z_s32(input + col, valid));
-        const mve_pred16_t inside = vcmpleq_m_n_s32(d, largest, valid);
-        const int32x4_t exponentials =
-            vldrwq_gather_shifted_offset_z_s32(table, vreinterpretq_u32_s32(d), inside);
-        sum = vaddvaq_p_s32(sum, vrshrq_n_s32(exponentials, kAccumBits), inside);
+        const Exponentials e = exponentials_at(input, col, valid, max, largest, table);
+        sum = vaddvaq_p_s32(sum, vrshrq_n_s32(e.values, kAccumBits), e.inside);
     }
     const RowScale scale = row_scale(sum);
     if (scale.bits_over_unit > 31) {
@@ -139,14 +152,11 @@ void softmax_row_mve(const int8_t *input, int8_t *output, int32_t row_size, int3
     const int32x4_t shift = vdupq_n_s32(-scale.bits_over_unit);
     for (int32_t col = 0; col < row_size; col += 4) {
         const mve_pred16_t valid = vctp32q(static_cast<uint32_t>(row_size - col));
-        const int32x4_t d = vsubq_s32(vdupq_n_s32(max), vldrbq_z_s32(input + col, valid));
-        const mve_pred16_t inside = vcmpleq_m_n_s32(d, largest, valid);
-        const int32x4_t exponentials =
-            vldrwq_gather_shifted_offset_z_s32(table, vreinterpretq_u32_s32(d), inside);
-        int32x4_t result = vrshlq_s32(vqrdmulhq_n_s32(exponentials, scale.shifted_scale), shift);
+        const Exponentials e = exponentials_at(input, col, valid, max, largest, table);
+        int32x4_t result = vrshlq_s32(vqrdmulhq_n_s32(e.values, scale.shifted_scale), shift);
         result = vmaxq_s32(vaddq_n_s32(result, NN_Q7_MIN), vdupq_n_s32(NN_Q7_MIN));
         result = vminq_s32(result, vdupq_n_s32(NN_Q7_MAX));
-        result = vpselq_s32(result, vdupq_n_s32(NN_Q7_MIN), inside);
+        result = vpselq_s32(result, vdupq_n_s32(NN_Q7_MIN), e.inside);
         vstrbq_p_s32(output + col, result, valid);
     }
 }
