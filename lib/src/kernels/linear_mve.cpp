@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
 
 #include "pointwise_mve.h"
@@ -42,13 +43,7 @@ namespace {
 constexpr int64_t kMinRows = 4;
 
 bool is_contiguous(const Tensor &t) {
-    const auto order = t.dim_order();
-    for (size_t i = 0; i < order.size(); ++i) {
-        if (order[i] != i) {
-            return false;
-        }
-    }
-    return true;
+    return executorch::runtime::is_contiguous_dim_order(t.dim_order().data(), t.dim());
 }
 
 bool fits_int32(int64_t value) {
