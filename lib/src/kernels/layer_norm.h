@@ -22,6 +22,7 @@
 #define ET_ZEPHYR_KERNELS_LAYER_NORM_H_
 
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include <arm_mve.h>
@@ -196,14 +197,11 @@ struct FloatEstimate {
     float margin;       /* m, in units of u; the estimate is off when >= 0.25 */
 };
 
+/* 2^exponent for -126 <= exponent <= 127 (here -46 to 45), exactly: its bits. */
 inline float power_of_two(int32_t exponent) {
-    float value = 1.0f;
-    for (; exponent > 0; --exponent) {
-        value *= 2.0f;
-    }
-    for (; exponent < 0; ++exponent) {
-        value *= 0.5f;
-    }
+    const uint32_t bits = static_cast<uint32_t>(exponent + 127) << 23;
+    float value;
+    memcpy(&value, &bits, sizeof(value));
     return value;
 }
 
@@ -223,62 +221,54 @@ inline FloatEstimate float_estimate(const LayerNorm &p) {
     return e;
 }
 
-inline void layer_norm_row(const LayerNorm &p, const FloatEstimate &e, const int8_t *in,
-                           int8_t *out) {
-    const RowMoments m = row_moments(p, in);
-    const RowDivisor r = row_divisor(p, m.denominator);
-    const float scale = power_of_two(r.shift) / static_cast<float>(r.root);
-    const bool estimate = e.margin < 0.25f;
-    for (int32_t i = 0; i < p.channels; ++i) {
-        const int32_t centred = p.channels * (in[i] - p.input_zero_point) - m.sum;
-        if (estimate) {
-            const float y =
-                static_cast<float>(centred) * static_cast<float>(p.multipliers[i]) * scale;
-            const float u = (y + static_cast<float>(p.biases[i]) + e.half_step) * e.step_inverse;
-            if (u >= 300.0f) {
-                out[i] = INT8_MAX;
-                continue;
-            }
-            if (u <= -300.0f) {
-                out[i] = INT8_MIN;
-                continue;
-            }
-            int32_t whole = static_cast<int32_t>(u);
-            whole -= static_cast<float>(whole) > u ? 1 : 0;
-            const float fraction = u - static_cast<float>(whole);
-            if (fraction > e.margin && fraction < 1.0f - e.margin) {
-                const int32_t value = whole + p.output_zero_point;
-                out[i] = static_cast<int8_t>(
-                    value < INT8_MIN ? INT8_MIN : (value > INT8_MAX ? INT8_MAX : value));
-                continue;
-            }
-        }
-        out[i] = exact_output(p, i, centred, r);
+/* Output i from the estimate, or false where it is too close to a rounding
+ * boundary to decide (then the integer division does). */
+inline bool estimated_output(const LayerNorm &p, const FloatEstimate &e, float scale, int32_t i,
+                             int32_t centred, int8_t &out) {
+    const float y = static_cast<float>(centred) * static_cast<float>(p.multipliers[i]) * scale;
+    const float u = (y + static_cast<float>(p.biases[i]) + e.half_step) * e.step_inverse;
+    if (u >= 300.0f) {
+        out = INT8_MAX;
+        return true;
     }
-}
-
-inline void layer_norm(const LayerNorm &p, const int8_t *in, int8_t *out, int32_t rows) {
-    const FloatEstimate e = float_estimate(p);
-    for (int32_t row = 0; row < rows; ++row) {
-        layer_norm_row(p, e, in + row * p.channels, out + row * p.channels);
+    if (u <= -300.0f) {
+        out = INT8_MIN;
+        return true;
     }
-}
-#else
-inline void layer_norm_row(const LayerNorm &p, const int8_t *in, int8_t *out) {
-    const RowMoments m = row_moments(p, in);
-    const RowDivisor r = row_divisor(p, m.denominator);
-    for (int32_t i = 0; i < p.channels; ++i) {
-        const int32_t centred = p.channels * (in[i] - p.input_zero_point) - m.sum;
-        out[i] = exact_output(p, i, centred, r);
+    int32_t whole = static_cast<int32_t>(u);
+    whole -= static_cast<float>(whole) > u ? 1 : 0;
+    const float fraction = u - static_cast<float>(whole);
+    if (fraction <= e.margin || fraction >= 1.0f - e.margin) {
+        return false;
     }
-}
-
-inline void layer_norm(const LayerNorm &p, const int8_t *in, int8_t *out, int32_t rows) {
-    for (int32_t row = 0; row < rows; ++row) {
-        layer_norm_row(p, in + row * p.channels, out + row * p.channels);
-    }
+    const int32_t value = whole + p.output_zero_point;
+    out = static_cast<int8_t>(value < INT8_MIN ? INT8_MIN : (value > INT8_MAX ? INT8_MAX : value));
+    return true;
 }
 #endif
+
+inline void layer_norm(const LayerNorm &p, const int8_t *in, int8_t *out, int32_t rows) {
+#if ET_ZEPHYR_LAYER_NORM_FLOAT_ESTIMATE
+    const FloatEstimate e = float_estimate(p);
+    const bool estimate = e.margin < 0.25f;
+#endif
+    for (int32_t row = 0; row < rows; ++row, in += p.channels, out += p.channels) {
+        const RowMoments m = row_moments(p, in);
+        const RowDivisor r = row_divisor(p, m.denominator);
+#if ET_ZEPHYR_LAYER_NORM_FLOAT_ESTIMATE
+        const float scale = power_of_two(r.shift) / static_cast<float>(r.root);
+#endif
+        for (int32_t i = 0; i < p.channels; ++i) {
+            const int32_t centred = p.channels * (in[i] - p.input_zero_point) - m.sum;
+#if ET_ZEPHYR_LAYER_NORM_FLOAT_ESTIMATE
+            if (estimate && estimated_output(p, e, scale, i, centred, out[i])) {
+                continue;
+            }
+#endif
+            out[i] = exact_output(p, i, centred, r);
+        }
+    }
+}
 
 } // namespace et_zephyr::native
 
