@@ -231,19 +231,16 @@ def _lower(
         stats = operator_stats(final_graph) | npu.delegate_stats(program.exported_program())
         stranded = portable_mac_operators(stats)
         if stranded:
-            message = f"MAC-bearing operators left on portable kernels: {', '.join(stranded)}"
-            if options.strict:
-                raise ExportError(message + " (--strict)")
-            options.warn(message)
+            _warn_or_refuse(
+                f"MAC-bearing operators left on portable kernels: {', '.join(stranded)}", options
+            )
         arithmetic = portable_arithmetic(stats)
         if arithmetic:
-            message = (
+            _warn_or_refuse(
                 f"operators left in float on portable kernels: {', '.join(arithmetic)} "
-                "(their float rounding on the device may differ from the host reference's)"
+                "(their float rounding on the device may differ from the host reference's)",
+                options,
             )
-            if options.strict:
-                raise ExportError(message + " (--strict)")
-            options.warn(message)
         return build_artifacts(
             name=name,
             target=target,
@@ -288,6 +285,13 @@ def _test_vectors(
     first, *rest = pipeline.run_on_host(lowered, fresh, target)
     outputs = [first, *reused, *rest]
     return TestVectors(program_samples, outputs, [None] * len(stored) + list(recipes), samples)
+
+
+def _warn_or_refuse(message: str, options: ExportOptions) -> None:
+    """A warning, or with --strict the export's error."""
+    if options.strict:
+        raise ExportError(message + " (--strict)")
+    options.warn(message)
 
 
 def _check_float_ops(names: frozenset[str]) -> None:
