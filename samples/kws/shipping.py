@@ -7,6 +7,7 @@ model and how to fit it.
 from __future__ import annotations
 
 import argparse
+import copy
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -105,3 +106,44 @@ def write_test_clips(
     """The first test clip of each class, chosen without looking at the model's answer."""
     chosen = [int(np.flatnonzero(labels == index)[0]) for index in range(classes)]
     np.savez_compressed(path, features=test_features[chosen], labels=labels[chosen])
+
+
+def fit_best_epoch(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    schedule: torch.optim.lr_scheduler.LRScheduler,
+    train: Split,
+    validation: tuple[np.ndarray, np.ndarray],
+    epochs: int,
+    seed: int,
+    batch: int,
+    label_smoothing: float = 0.0,
+) -> nn.Module:
+    """Minibatch cross-entropy training, fresh noise, shift and loudness every epoch;
+    the epoch with the best validation accuracy wins, its weights loaded into model."""
+    rng = np.random.default_rng(seed)
+    best, best_accuracy = copy.deepcopy(model.state_dict()), -1.0
+    for epoch in range(epochs):
+        inputs = torch.from_numpy(features(train.clean, rng))
+        labels = torch.from_numpy(train.labels)
+        order = torch.from_numpy(rng.permutation(len(labels)))
+        model.train()
+        losses = []
+        for indices in order.split(batch):
+            loss = nn.functional.cross_entropy(
+                model(inputs[indices]), labels[indices], label_smoothing=label_smoothing
+            )
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            losses.append(loss.item())
+        accuracy = float(np.mean(predict(model, validation[0]) == validation[1]))
+        print(
+            f"epoch {epoch + 1:2}/{epochs}: training loss {np.mean(losses):.3f}, "
+            f"validation accuracy {accuracy:.1%}"
+        )
+        if accuracy > best_accuracy:
+            best, best_accuracy = copy.deepcopy(model.state_dict()), accuracy
+    model.load_state_dict(best)
+    return model

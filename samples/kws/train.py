@@ -11,14 +11,11 @@ class, with its label, for the device sample). The generated audio is cached in
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import torch
-from classify import predict
-from dataset import Split, features
+from dataset import Split
 from model import DSCNN, LABELS, WEIGHTS
-from shipping import train_and_ship
+from shipping import fit_best_epoch, train_and_ship
 from torch import nn
 
 EPOCHS = 16
@@ -40,30 +37,7 @@ def _fit(
     model = DSCNN().to(memory_format=torch.channels_last)
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs * _steps(train))
-    rng = np.random.default_rng(seed)
-    best, best_accuracy = copy.deepcopy(model.state_dict()), -1.0
-    for epoch in range(epochs):
-        # Fresh noise, shift and loudness every epoch.
-        inputs = torch.from_numpy(features(train.clean, rng))
-        labels = torch.from_numpy(train.labels)
-        order = torch.from_numpy(rng.permutation(len(labels)))
-        model.train()
-        losses = []
-        for batch in order.split(BATCH):
-            loss = nn.functional.cross_entropy(model(inputs[batch]), labels[batch])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            losses.append(loss.item())
-        accuracy = float(np.mean(predict(model, validation[0]) == validation[1]))
-        print(
-            f"epoch {epoch + 1:2}/{epochs}: training loss {np.mean(losses):.3f}, "
-            f"validation accuracy {accuracy:.1%}"
-        )
-        if accuracy > best_accuracy:
-            best, best_accuracy = copy.deepcopy(model.state_dict()), accuracy
-    model.load_state_dict(best)
+    fit_best_epoch(model, optimizer, schedule, train, validation, epochs, seed, BATCH)
     return model.to(memory_format=torch.contiguous_format)
 
 

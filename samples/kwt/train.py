@@ -11,7 +11,6 @@ test_clips.npz (one test-split clip per class, with its label, for the device sa
 
 from __future__ import annotations
 
-import copy
 import sys
 from pathlib import Path
 
@@ -23,10 +22,9 @@ from torch import nn
 # (the same labels), which comes first on the path.
 sys.path.append(str(Path(__file__).resolve().parents[1] / "kws"))
 
-from classify import predict  # noqa: E402
-from dataset import Split, features  # noqa: E402
+from dataset import Split  # noqa: E402
 from model import KWT, LABELS, WEIGHTS  # noqa: E402
-from shipping import train_and_ship  # noqa: E402
+from shipping import fit_best_epoch, train_and_ship  # noqa: E402
 
 EPOCHS = 40
 BATCH = 64
@@ -50,33 +48,9 @@ def _fit(
     schedule = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=LEARNING_RATE, total_steps=epochs * steps, pct_start=0.1
     )
-    rng = np.random.default_rng(seed)
-    best, best_accuracy = copy.deepcopy(model.state_dict()), -1.0
-    for epoch in range(epochs):
-        # Fresh noise, shift and loudness every epoch.
-        inputs = torch.from_numpy(features(train.clean, rng))
-        labels = torch.from_numpy(train.labels)
-        order = torch.from_numpy(rng.permutation(len(labels)))
-        model.train()
-        losses = []
-        for batch in order.split(BATCH):
-            loss = nn.functional.cross_entropy(
-                model(inputs[batch]), labels[batch], label_smoothing=0.1
-            )
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            losses.append(loss.item())
-        accuracy = float(np.mean(predict(model, validation[0]) == validation[1]))
-        print(
-            f"epoch {epoch + 1:2}/{epochs}: training loss {np.mean(losses):.3f}, "
-            f"validation accuracy {accuracy:.1%}"
-        )
-        if accuracy > best_accuracy:
-            best, best_accuracy = copy.deepcopy(model.state_dict()), accuracy
-    model.load_state_dict(best)
-    return model
+    return fit_best_epoch(
+        model, optimizer, schedule, train, validation, epochs, seed, BATCH, label_smoothing=0.1
+    )
 
 
 if __name__ == "__main__":
