@@ -228,6 +228,14 @@ function(et_zephyr_region_arg arena list_var)
   set(${list_var} ${${list_var}} "--region=${arena}=${_region}:${_size}" PARENT_SCOPE)
 endfunction()
 
+# In et_zephyr_add_model: lib/src/kernels/<source> as the kernel of cortex_m::<op>.out,
+# its function et_zephyr::native::<op>_out (et_zephyr_gen.py --kernel-override).
+macro(_et_zephyr_own_kernel op source)
+  list(APPEND _own_kernels ${_kernels_dir}/${source})
+  list(APPEND _gen_args --kernel-override cortex_m::${op}.out et_zephyr::native::${op}_out
+       ${_kernels_dir}/${source})
+endmacro()
+
 function(et_zephyr_add_model target)
   cmake_parse_arguments(ARG "" "PTE;MODEL;NAME;OPS;MANIFEST;CONF;SCHEMAS" "EXPORT_ARGS;DEPENDS"
                         ${ARGN})
@@ -366,43 +374,25 @@ function(et_zephyr_add_model target)
          ${_kernels_dir}/pointwise_sums_mve.S)
   endif()
   if(CONFIG_ET_ZEPHYR_POINTWISE_CONV_MVE)
-    set(_pointwise ${_kernels_dir}/pointwise_conv_mve.cpp)
-    list(APPEND _own_kernels ${_pointwise})
-    list(APPEND _gen_args --kernel-override cortex_m::quantized_conv2d.out
-         et_zephyr::native::quantized_conv2d_out ${_pointwise})
+    _et_zephyr_own_kernel(quantized_conv2d pointwise_conv_mve.cpp)
   endif()
   if(CONFIG_ET_ZEPHYR_LINEAR_MVE)
-    set(_linear ${_kernels_dir}/linear_mve.cpp)
-    list(APPEND _own_kernels ${_linear})
-    list(APPEND _gen_args --kernel-override cortex_m::quantized_linear.out
-         et_zephyr::native::quantized_linear_out ${_linear})
+    _et_zephyr_own_kernel(quantized_linear linear_mve.cpp)
   endif()
   if(CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE)
-    set(_depthwise ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_conv_mve.cpp)
-    list(APPEND _own_kernels ${_depthwise})
-    list(APPEND _gen_args --kernel-override cortex_m::quantized_depthwise_conv2d.out
-         et_zephyr::native::quantized_depthwise_conv2d_out ${_depthwise}
-         --scratch-kernel depthwise_conv_mve)
+    _et_zephyr_own_kernel(quantized_depthwise_conv2d depthwise_conv_mve.cpp)
+    list(APPEND _gen_args --scratch-kernel depthwise_conv_mve)
   endif()
   if(CONFIG_ET_ZEPHYR_CONV_DSP)
-    set(_conv ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/conv_dsp.cpp)
-    list(APPEND _own_kernels ${_conv})
-    list(APPEND _own_kernel_support ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/conv_sums_dsp.S)
-    list(APPEND _gen_args --kernel-override cortex_m::quantized_conv2d.out
-         et_zephyr::native::quantized_conv2d_out ${_conv})
+    _et_zephyr_own_kernel(quantized_conv2d conv_dsp.cpp)
+    list(APPEND _own_kernel_support ${_kernels_dir}/conv_sums_dsp.S)
   endif()
   if(CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_DSP)
-    set(_depthwise ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_conv_dsp.cpp)
-    list(APPEND _own_kernels ${_depthwise})
-    list(APPEND _own_kernel_support ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/depthwise_sums_dsp.S)
-    list(APPEND _gen_args --kernel-override cortex_m::quantized_depthwise_conv2d.out
-         et_zephyr::native::quantized_depthwise_conv2d_out ${_depthwise})
+    _et_zephyr_own_kernel(quantized_depthwise_conv2d depthwise_conv_dsp.cpp)
+    list(APPEND _own_kernel_support ${_kernels_dir}/depthwise_sums_dsp.S)
   endif()
   if(CONFIG_ET_ZEPHYR_SOFTMAX_TABLE)
-    set(_softmax ${ET_ZEPHYR_MODULE_DIR}/lib/src/kernels/softmax_table.cpp)
-    list(APPEND _own_kernels ${_softmax})
-    list(APPEND _gen_args --kernel-override cortex_m::softmax.out et_zephyr::native::softmax_out
-         ${_softmax})
+    _et_zephyr_own_kernel(softmax softmax_table.cpp)
   endif()
   foreach(_arena planned1 planned2 method temp)
     et_zephyr_region_arg(${_arena} _gen_args)
