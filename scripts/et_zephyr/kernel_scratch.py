@@ -1,15 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Scratch buffers sized for et-zephyr's own kernels where they need less than CMSIS-NN.
+"""Scratch buffers sized for et-zephyr's own Helium kernels instead of CMSIS-NN.
 
-Upstream sizes every cortex_m::quantized_depthwise_conv2d scratch for CMSIS-NN. On
-Helium that is arm_depthwise_conv_s8_opt's im2col buffer for 124 channels of a 3x3
-window, 4,464 bytes whatever the layer, live beside the layer's input and output, so at
-KWS's peak. et-zephyr's Helium depthwise kernel (lib/src/kernels/depthwise_conv_mve.cpp)
-needs 16 * (9 + 3 * (H + 2 * pad)) bytes: 1,440 for KWS. The kernel runs a layer when
-its scratch is at least that (its `handled_shape`), and upstream's kernel refuses a
-scratch of any size but its own: a program planned here needs firmware with
-CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE (the manifest's `target.scratch_for` says so and
-the build checks it; `et-export --kernels cmsis-nn` plans CMSIS-NN's sizes instead).
+Upstream sizes every convolution's scratch for CMSIS-NN, and its kernels refuse a
+scratch of any other size. Two of et-zephyr's kernels want another:
+- 3x3 depthwise (lib/src/kernels/depthwise_conv_mve.cpp): CMSIS-NN's
+  arm_depthwise_conv_s8_opt takes an im2col buffer for 124 channels of a 3x3 window,
+  4,464 bytes whatever the layer, live beside the layer's input and output, so at KWS's
+  peak; the kernel needs 16 * (9 + 3 * (H + 2 * pad)) bytes, 1,440 for KWS.
+- Convolutions with a window (lib/src/kernels/conv_mve.cpp): CMSIS-NN's arm_convolve_s8
+  gathers the patches of 4 output pixels at a time and its matrix product sets up
+  every output channel again for them; the kernel gathers as many as its scratch
+  holds (all of them up to _PATCH_BYTES, at least _MIN_CHUNK_ROWS) and sets each
+  channel up once per chunk. KWS's first layer: 125 patches of 40 values, 6,000 bytes,
+  where the layer's 8,000-byte output is the peak anyway.
+Each kernel runs a layer when its scratch is at least what it needs (the conditions
+below mirror the C files'). A program planned here needs firmware with
+CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE and CONFIG_ET_ZEPHYR_CONV_MVE (the manifest's
+`target.scratch_for` says which, the build checks it; `et-export --kernels cmsis-nn`
+plans CMSIS-NN's sizes instead).
 """
 
 from __future__ import annotations
@@ -21,11 +29,19 @@ from torch.export import ExportedProgram
 from .targets import Target
 
 _DEPTHWISE_CONV = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
-# The firmware kernel named as in the manifest and in gen.py's --scratch-kernel.
+_CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
+# The firmware kernels named as in the manifest and in gen.py's --scratch-kernel.
 DEPTHWISE_CONV_MVE = "depthwise_conv_mve"
+CONV_MVE = "conv_mve"
 CHANNELS_LAST = (0, 2, 3, 1)
 _LANES = 4  # channels per float32 vector
 _VECTOR_BYTES = 16
+# conv_mve.cpp: patches per chunk at least this (kMinChunkRows), other than the last a
+# multiple of the product's 4-row blocks (kChunkMultiple).
+_MIN_CHUNK_ROWS = 16
+_CHUNK_MULTIPLE = 4
+# The most scratch planned for patches, unless _MIN_CHUNK_ROWS of them need more.
+_PATCH_BYTES = 8192
 
 
 def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
@@ -61,6 +77,58 @@ def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
     return _VECTOR_BYTES * (9 + 3 * (height + 2 * pad_y))
 
 
+def _int8_conv_operands(node: torch.fx.Node) -> bool:
+    """int8 input, weights and output, int32 bias and requantization, NHWC, batch 1."""
+    x, weight, bias = node.args[:3]
+    multipliers, shifts = node.args[8:10]
+    x_val, w_val, out_val = x.meta["val"], weight.meta["val"], node.meta["val"]
+    if x_val.dim() != 4 or w_val.dim() != 4 or out_val.dim() != 4:
+        return False
+    if x_val.dtype != torch.int8 or w_val.dtype != torch.int8 or out_val.dtype != torch.int8:
+        return False
+    int32 = (multipliers, shifts) + ((bias,) if bias is not None else ())
+    if any(t.meta["val"].dtype != torch.int32 for t in int32):
+        return False
+    channels = out_val.shape[1]
+    if any(t.meta["val"].numel() != channels for t in int32):
+        return False
+    # One input channel: any dim order is the same bytes.
+    x_channels_last = x_val.shape[1] == 1 or x_val.dim_order() == CHANNELS_LAST
+    return x_channels_last and out_val.dim_order() == CHANNELS_LAST
+
+
+def _runs_pointwise(node: torch.fx.Node) -> bool:
+    """conv_mve.cpp's `is_pointwise`: the input's pixels are the product's rows."""
+    x, weight, _, stride, padding, dilation = node.args[:6]
+    x_val, w_val = x.meta["val"], weight.meta["val"]
+    return (
+        tuple(w_val.shape[1:3]) == (1, 1)
+        and all(s == 1 for s in stride)
+        and all(p == 0 for p in padding)
+        and all(d == 1 for d in dilation)
+        and x_val.shape[1] % _VECTOR_BYTES == 0
+    )
+
+
+def conv_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
+    """The scratch et-zephyr's Helium convolution kernel gathers this call's patches in,
+    or None when the kernel does not gather patches for it (mirrors `patch_chunk_rows`
+    in conv_mve.cpp; pointwise layers read their input in place)."""
+    if node.target != _CONV or not _int8_conv_operands(node) or _runs_pointwise(node):
+        return None
+    x, weight, _, stride, padding, dilation = node.args[:6]
+    x_val, w_val, out_val = x.meta["val"], weight.meta["val"], node.meta["val"]
+    if any(d != 1 for d in dilation) or x_val.shape[0] != 1 or out_val.shape[0] != 1:
+        return None
+    channels, k_h, k_w, depth = w_val.shape  # OHWI
+    if channels != out_val.shape[1] or depth != x_val.shape[1]:
+        return None
+    rows = out_val.shape[2] * out_val.shape[3]
+    row_stride = -(-k_h * k_w * depth // _VECTOR_BYTES) * _VECTOR_BYTES
+    per_chunk = _PATCH_BYTES // row_stride // _CHUNK_MULTIPLE * _CHUNK_MULTIPLE
+    return row_stride * min(rows, max(_MIN_CHUNK_ROWS, per_chunk))
+
+
 def resize_scratch(scratch: torch.fx.Node, nbytes: int) -> None:
     """Make a kernel's scratch allocation (a uint8 tensor the planner places) `nbytes`."""
     scratch.args = (((nbytes,), torch.uint8),)
@@ -68,21 +136,28 @@ def resize_scratch(scratch: torch.fx.Node, nbytes: int) -> None:
 
 
 def plan_own_kernel_scratch(program: ExportedProgram, target: Target, kernels: str) -> list[str]:
-    """Shrink each depthwise scratch that et-zephyr's Helium kernel runs with less than
-    CMSIS-NN's size to the kernel's own. Returns the kernels the program now needs in the
-    firmware (empty when nothing changed)."""
+    """Size the scratch of each convolution et-zephyr's Helium kernels run better with
+    their own size: depthwise scratch where the kernel needs less than CMSIS-NN, patch
+    scratch wherever the convolution kernel gathers patches. Returns the kernels the
+    program now needs in the firmware (empty when nothing changed)."""
     if kernels != "et-zephyr" or target.isa != "mve":
         return []
-    changed = False
+    needed_by: list[str] = []
     for node in program.graph_module.graph.nodes:
-        if node.target != _DEPTHWISE_CONV:
+        if node.target == _DEPTHWISE_CONV:
+            kernel, needed = DEPTHWISE_CONV_MVE, depthwise_mve_scratch_bytes(node)
+        elif node.target == _CONV:
+            kernel, needed = CONV_MVE, conv_mve_scratch_bytes(node)
+        else:
             continue
         scratch = node.args[-1]
         planned = scratch.meta["val"].numel()
-        needed = depthwise_mve_scratch_bytes(node)
-        if needed is None or needed >= planned:
+        # The depthwise kernel also runs with CMSIS-NN's larger size: kept.
+        shrinks_only = kernel == DEPTHWISE_CONV_MVE
+        if needed is None or needed == planned or (shrinks_only and needed > planned):
             continue
         resize_scratch(scratch, needed)
-        changed = True
+        if kernel not in needed_by:
+            needed_by.append(kernel)
     program.graph_module.recompile()
-    return [DEPTHWISE_CONV_MVE] if changed else []
+    return sorted(needed_by)

@@ -11,8 +11,11 @@ pointwise convolutions whose depth is (own kernels) or is not a multiple of 16
 (Helium: upstream kernel; DSP: an odd count of 4-value steps), with an odd
 number of output channels, more channels than the DSP kernel sums at once, and
 a depth beyond both kernels' limits; and, for the DSP kernel, small
-convolutions: a strided window on one input channel (KWS's first layer) and a
-padded 3x3 on four. The weights are seeded: every export gives the same program
+convolutions: a strided window on one input channel (KWS's first layer), the
+same padded, a padded 3x3 on four; for the Helium kernel's patches, a strided
+1x1 (a ResNet shortcut) and a 3x3 over 16 channels (patches of 144 values: one
+output channel at a time) on 135 pixels, more than its scratch holds (chunks
+of 56). The weights are seeded: every export gives the same program
 and the same test vectors.
 """
 
@@ -45,10 +48,14 @@ class ConvShapes(nn.Module):
         self.depthwise_strips = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
         self.depthwise_too_wide = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
         self.depthwise_tall = nn.Conv2d(4, 4, 3, padding=1, groups=4)
+        self.window_padded = nn.Conv2d(1, 8, (10, 4), stride=2, padding=(4, 1))
+        self.shortcut_strided = nn.Conv2d(channels, 16, 1, stride=2)
+        self.patches_chunked = nn.Conv2d(16, 8, 3, padding=1)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         wide = torch.relu(self.pointwise_widen(x))
         four = self.to_four_channels(x)
+        one = self.to_one_channel(x)
         deep = self.pointwise_deep(wide)
         return (
             torch.relu(self.depthwise_padded(x)),
@@ -59,7 +66,7 @@ class ConvShapes(nn.Module):
             torch.relu(self.depthwise_wide(deep)),
             self.pointwise_odd(wide),
             self.pointwise_deepest(torch.relu(self.pointwise_widest(x))),
-            self.window_one_channel(self.to_one_channel(x)),
+            self.window_one_channel(one),
             torch.relu(self.padded_small(four)),
             # 40 and 50 columns: 3 output rows a strip; wider than the DSP kernel's 48.
             self.depthwise_strips(torch.cat([x] * 8, dim=3)),
@@ -67,6 +74,9 @@ class ConvShapes(nn.Module):
             # 90 rows: the Helium kernel needs 4,560 bytes of scratch, CMSIS-NN 4,464
             # (two columns of 4 channels: small enough for qemu_cortex_m3's RAM).
             self.depthwise_tall(torch.cat([four[..., :2]] * 10, dim=2)),
+            torch.relu(self.window_padded(one)),
+            self.shortcut_strided(x),
+            self.patches_chunked(torch.cat([wide] * 3, dim=3)),
         )
 
 

@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Scratch sized for et-zephyr's Helium depthwise kernel (kernel_scratch.py), and the
-build's refusal of such a program on firmware without that kernel."""
+"""Scratch sized for et-zephyr's Helium depthwise and convolution kernels
+(kernel_scratch.py), and the build's refusal of such a program on firmware without them."""
 
 from __future__ import annotations
 
 import pytest
-from conftest import DEPTHWISE, REPO, generator_module, lowered_by_upstream
+from conftest import CONV, DEPTHWISE, REPO, generator_module, lowered_by_upstream
 from et_zephyr import dim_orders, pipeline
 from et_zephyr.kernel_scratch import (
+    CONV_MVE,
     DEPTHWISE_CONV_MVE,
+    conv_mve_scratch_bytes,
     depthwise_mve_scratch_bytes,
     plan_own_kernel_scratch,
 )
@@ -69,7 +71,7 @@ def test_only_scratch_the_kernel_needs_less_of_shrinks(helium_program) -> None:
 
     kernels = plan_own_kernel_scratch(helium_program, resolve_target("cortex-m55"), "et-zephyr")
 
-    assert kernels == [DEPTHWISE_CONV_MVE]
+    assert kernels == [CONV_MVE, DEPTHWISE_CONV_MVE]
     after = _depthwise_scratch(helium_program)
     for name, size in after.items():
         own = needed[name]
@@ -84,6 +86,49 @@ def test_only_scratch_the_kernel_needs_less_of_shrinks(helium_program) -> None:
             assert node.args[-1].args[0][0] == (after[node.name],)
 
 
+# tests/kernels' convolutions by weight shape (OHWI) and stride: the patch scratch each
+# needs, from its output pixels and its patch rounded up to 16 values, or None (pointwise
+# layers: the input's pixels are the rows).
+PATCH_SCRATCH = {
+    ((16, 4, 2, 1), (2, 2)): 6 * 16,  # window_one_channel: 3x2 outputs of 8 values
+    ((8, 10, 4, 1), (2, 2)): 8 * 48,  # window_padded: 4x2 outputs of 40 values
+    ((8, 3, 3, 4), (1, 1)): 45 * 48,  # padded_small: 9x5 outputs of 36 values
+    ((16, 1, 1, 12), (1, 1)): 45 * 16,  # 1x1 on 12 channels, not a multiple of 16
+    ((4, 1, 1, 12), (1, 1)): 45 * 16,
+    ((1, 1, 1, 12), (1, 1)): 45 * 16,
+    ((144, 1, 1, 12), (1, 1)): 45 * 16,
+    ((16, 1, 1, 12), (2, 2)): 15 * 16,  # shortcut_strided: 5x3 outputs
+    ((8, 3, 3, 16), (1, 1)): 56 * 144,  # patches_chunked: 135 outputs, 8 KiB hold 56
+    ((20, 1, 1, 16), (1, 1)): None,
+    ((7, 1, 1, 16), (1, 1)): None,
+    ((8, 1, 1, 144), (1, 1)): None,
+}
+
+
+def _patch_key(node) -> tuple:
+    return tuple(node.args[1].meta["val"].shape), tuple(node.args[3])
+
+
+def test_patch_scratch_holds_the_patches_up_to_8_kib(helium_program) -> None:
+    seen = set()
+    for node in helium_program.graph_module.graph.nodes:
+        if node.target == CONV:
+            key = _patch_key(node)
+            assert conv_mve_scratch_bytes(node) == PATCH_SCRATCH[key], key
+            seen.add(key)
+    assert seen == set(PATCH_SCRATCH)
+
+
+def test_patch_scratch_is_planned_and_pointwise_scratch_kept(helium_program) -> None:
+    plan_own_kernel_scratch(helium_program, resolve_target("cortex-m55"), "et-zephyr")
+    for node in helium_program.graph_module.graph.nodes:
+        if node.target == CONV:
+            expected = PATCH_SCRATCH[_patch_key(node)]
+            scratch = node.args[-1].meta["val"].numel()
+            # CMSIS-NN's arm_convolve_1x1_s8_fast needs none.
+            assert scratch == (0 if expected is None else expected), _patch_key(node)
+
+
 @pytest.mark.parametrize(
     ("target", "kernels"), [("cortex-m4", "et-zephyr"), ("cortex-m55", "cmsis-nn")]
 )
@@ -96,9 +141,10 @@ def test_other_tiers_and_cmsis_nn_sizes_are_left_alone(target: str, kernels: str
 
 def test_kws_plans_less_and_says_which_kernel_it_needs(export_kws) -> None:
     manifest = export_kws("cortex-m55").manifest
-    assert manifest["target"]["scratch_for"] == [DEPTHWISE_CONV_MVE]
+    assert manifest["target"]["scratch_for"] == [CONV_MVE, DEPTHWISE_CONV_MVE]
     planned = manifest["memory"]["planned"][0]["bytes"]
-    # KWS's peak is a depthwise layer's 8,000-byte input and output and its scratch.
+    # KWS's peak is a depthwise layer's 8,000-byte input and output and its scratch; the
+    # first layer's 125 patches of 40 values (6,000 bytes) fit below it.
     assert planned == 2 * 8000 + 16 * (9 + 3 * 27)
     assert export_kws("cortex-m4").manifest["target"]["scratch_for"] == []
 
@@ -114,3 +160,6 @@ def test_the_build_refuses_the_program_without_the_kernel() -> None:
         gen.GenError, match="CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE=y.*--kernels cmsis-nn"
     ):
         gen.check_scratch_kernels(manifest, [], None)
+    manifest["target"]["scratch_for"].append("conv_mve")
+    with pytest.raises(gen.GenError, match="CONFIG_ET_ZEPHYR_CONV_MVE=y"):
+        gen.check_scratch_kernels(manifest, ["depthwise_conv_mve"], None)

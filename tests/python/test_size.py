@@ -100,7 +100,7 @@ def test_known_bytes_land_in_their_components(firmware: Path) -> None:
             ".text._ZN9et_zephyr6native30quantized_depthwise_conv2d_outE",
             "et-zephyr kernels",
         ),
-        ("app/libapp.a(pointwise_conv_mve.cpp.obj)", ".text._Z1fv", "et-zephyr kernels"),
+        ("app/libapp.a(conv_mve.cpp.obj)", ".text._Z1fv", "et-zephyr kernels"),
         # The DSP-extension kernels' assembly and their helpers in anonymous namespaces.
         ("app/libapp.a(conv_sums_dsp.S.obj)", ".text", "et-zephyr kernels"),
         ("", ".text.et_zephyr_depthwise_sums_dsp", "et-zephyr kernels"),

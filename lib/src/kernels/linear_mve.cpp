@@ -120,6 +120,7 @@ Tensor &quantized_linear_out(KernelRuntimeContext &context, const Tensor &input,
     k.per_tensor = true;
     k.out = out.mutable_data_ptr<int8_t>();
     k.depth = static_cast<int32_t>(weights.size(1));
+    k.row_stride = k.depth;
     k.channels = static_cast<int32_t>(weights.size(0));
     k.rows = static_cast<int32_t>(input.numel() / weights.size(1));
     k.output_offset = static_cast<int32_t>(output_offset);

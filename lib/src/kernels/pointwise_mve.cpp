@@ -53,12 +53,18 @@ struct Pointwise : et_zephyr::native::PointwiseProduct {
     uint32x4_t out_stride;
 };
 
+/* The 16 weights from d of a channel's row: zero past depth, so that the
+ * input rows' bytes between depth and row_stride add nothing. */
+inline int8x16_t weight_vector(const int8_t *weights, int32_t d, int32_t depth) {
+    return vldrbq_z_s8(weights + d, vctp8q(static_cast<uint32_t>(depth - d)));
+}
+
 /* Channel c's requantization: bias and input-offset term, once per channel. */
 Requantization channel_requantization(const Pointwise &k, int32_t c) {
     const int8_t *weights = k.weights + c * k.depth;
     int32_t weight_sum = 0;
     for (int32_t d = 0; d < k.depth; d += kDepth) {
-        weight_sum = vaddvaq_s8(weight_sum, vldrbq_s8(weights + d));
+        weight_sum = vaddvaq_s8(weight_sum, weight_vector(weights, d, k.depth));
     }
     const int32_t base = k.input_offset * weight_sum + (k.bias != nullptr ? k.bias[c] : 0);
     const int32_t q = k.per_tensor ? 0 : c;
@@ -71,19 +77,19 @@ Requantization channel_requantization(const Pointwise &k, int32_t c) {
 __attribute__((noinline)) void single_channel(const Pointwise &k, int32_t c,
                                               const Requantization &q) {
     const int8_t *weights = k.weights + c * k.depth;
-    const int8_t *last_row = k.input + (k.rows - 1) * k.depth;
+    const int8_t *last_row = k.input + (k.rows - 1) * k.row_stride;
     for (int32_t p = 0; p < k.rows; p += kRows) {
         /* Past the last row, it repeats, unstored. */
-        const int8_t *row0 = k.input + p * k.depth;
-        const int8_t *row1 = p + 1 < k.rows ? row0 + k.depth : last_row;
-        const int8_t *row2 = p + 2 < k.rows ? row0 + 2 * k.depth : last_row;
-        const int8_t *row3 = p + 3 < k.rows ? row0 + 3 * k.depth : last_row;
+        const int8_t *row0 = k.input + p * k.row_stride;
+        const int8_t *row1 = p + 1 < k.rows ? row0 + k.row_stride : last_row;
+        const int8_t *row2 = p + 2 < k.rows ? row0 + 2 * k.row_stride : last_row;
+        const int8_t *row3 = p + 3 < k.rows ? row0 + 3 * k.row_stride : last_row;
         int32_t acc0 = 0;
         int32_t acc1 = 0;
         int32_t acc2 = 0;
         int32_t acc3 = 0;
         for (int32_t d = 0; d < k.depth; d += kDepth) {
-            const int8x16_t w = vldrbq_s8(weights + d);
+            const int8x16_t w = weight_vector(weights, d, k.depth);
             acc0 = vmladavaq_s8(acc0, vldrbq_s8(row0 + d), w);
             acc1 = vmladavaq_s8(acc1, vldrbq_s8(row1 + d), w);
             acc2 = vmladavaq_s8(acc2, vldrbq_s8(row2 + d), w);
@@ -99,7 +105,7 @@ __attribute__((noinline)) void single_channel(const Pointwise &k, int32_t c,
  * vector, for the channels below end. */
 __attribute__((noinline)) void last_rows(const Pointwise &k, int32_t first, int32_t end) {
     for (int32_t p = first; p < k.rows; p++) {
-        const int8_t *row = k.input + p * k.depth;
+        const int8_t *row = k.input + p * k.row_stride;
         for (int32_t c = 0; c < end; c += kLanes) {
             const int32_t lanes = end - c < kLanes ? end - c : kLanes;
             int32_t sums[kLanes] = {0, 0, 0, 0};
@@ -107,7 +113,7 @@ __attribute__((noinline)) void last_rows(const Pointwise &k, int32_t first, int3
             for (int32_t j = 0; j < lanes; j++) {
                 const int8_t *weights = k.weights + (c + j) * k.depth;
                 for (int32_t d = 0; d < k.depth; d += kDepth) {
-                    const int8x16_t w = vldrbq_s8(weights + d);
+                    const int8x16_t w = weight_vector(weights, d, k.depth);
                     sums[j] = vmladavaq_s8(sums[j], vldrbq_s8(row + d), w);
                     weight_sums[j] = vaddvaq_s8(weight_sums[j], w);
                 }
@@ -135,16 +141,16 @@ __attribute__((noinline)) void channel_pair(const Pointwise &k, int32_t c) {
     int8_t pair_weights[2 * kMaxPairedDepth];
     const int8_t *weights = k.weights + c * k.depth;
     for (int32_t d = 0; d < k.depth; d += kDepth) {
-        vstrbq_s8(pair_weights + 2 * d, vldrbq_s8(weights + d));
-        vstrbq_s8(pair_weights + 2 * d + kDepth, vldrbq_s8(weights + k.depth + d));
+        vstrbq_s8(pair_weights + 2 * d, weight_vector(weights, d, k.depth));
+        vstrbq_s8(pair_weights + 2 * d + kDepth, weight_vector(weights + k.depth, d, k.depth));
     }
     const Requantization q[2] = {channel_requantization(k, c), channel_requantization(k, c + 1)};
     const int32_t blocks = k.rows / kRows;
     int32_t sums[kSumBlocks][2][kRows];
     for (int32_t first = 0; first < blocks; first += kSumBlocks) {
         const int32_t count = blocks - first < kSumBlocks ? blocks - first : kSumBlocks;
-        et_zephyr_pointwise_sums_mve(k.input + first * kRows * k.depth, k.depth, pair_weights,
-                                     count, &sums[0][0][0]);
+        et_zephyr_pointwise_sums_mve(k.input + first * kRows * k.row_stride, k.row_stride,
+                                     pair_weights, count, &sums[0][0][0]);
         /* One channel at a time, its requantization in registers (copies: the
          * int8 stores could alias anything else). */
         for (int32_t i = 0; i < 2; i++) {
@@ -171,7 +177,7 @@ void pointwise_product(const PointwiseProduct &product) {
     static_cast<PointwiseProduct &>(k) = product;
     k.out_stride = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k.channels));
     int32_t c = 0;
-    if (k.depth <= kMaxPairedDepth) {
+    if (k.row_stride <= kMaxPairedDepth) {
         for (; c + 1 < k.channels; c += 2) {
             channel_pair(k, c);
         }

@@ -3,10 +3,10 @@
  */
 
 /*
- * The int8 matrix product behind et-zephyr's Helium kernels for pointwise
- * convolutions and for linears over several rows: rows of `depth` int8 values
- * (pixels, tokens) times `channels` rows of weights, every output requantized
- * as CMSIS-NN does (pointwise_mve.cpp).
+ * The int8 matrix product behind et-zephyr's Helium kernels for convolutions
+ * and for linears over several rows: rows of `depth` int8 values (pixels,
+ * tokens, a convolution's patches) times `channels` rows of weights, every
+ * output requantized as CMSIS-NN does (pointwise_mve.cpp).
  */
 
 #ifndef ET_ZEPHYR_KERNELS_POINTWISE_MVE_H_
@@ -16,17 +16,19 @@
 
 namespace et_zephyr::native {
 
-/* The depth must be a multiple of this: one vector of int8. */
+/* Input rows are a multiple of this apart: one vector of int8. */
 constexpr int32_t kPointwiseDepthStep = 16;
 
 struct PointwiseProduct {
-    const int8_t *input;        /* rows x depth */
+    const int8_t *input;        /* rows, row_stride bytes apart */
     const int8_t *weights;      /* channels x depth */
     const int32_t *bias;        /* channels, or null */
     const int32_t *multipliers; /* channels, or one with per_tensor */
     const int32_t *shifts;      /* channels, or one with per_tensor */
     int8_t *out;                /* rows x channels */
-    int32_t depth;
+    int32_t depth;      /* values of a row that count */
+    int32_t row_stride; /* depth rounded up to kPointwiseDepthStep; the bytes
+                         * past depth are read and multiplied by zero */
     int32_t channels;
     int32_t rows;
     int32_t input_offset;

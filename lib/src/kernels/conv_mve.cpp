@@ -1,0 +1,194 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * cortex_m::quantized_conv2d.out for Helium (MVE): the int8 matrix product of
+ * pointwise_mve.cpp, whose rows are
+ * - for pointwise convolutions (1x1, stride 1, no padding, input channels a
+ *   multiple of 16), the input's pixels themselves, where CMSIS-NN runs
+ *   arm_convolve_1x1_s8_fast -> arm_nn_mat_mult_nt_t_s8;
+ * - for other convolutions (no dilation, batch 1), the pixels' patches
+ *   gathered into the scratch buffer (conv_patches_mve.cpp), as many as it
+ *   holds at a time, where CMSIS-NN's arm_convolve_s8 gathers 4 and runs
+ *   arm_nn_mat_mult_nt_t_s8 on them. et-export sizes that scratch for this
+ *   kernel (kernel_scratch.py, conv_mve_scratch_bytes: the same conditions).
+ * The sums are exact and the requantization CMSIS-NN's: bit-identical
+ * outputs. Anything else, and a scratch too small for kMinChunkRows patches,
+ * goes to the upstream kernel.
+ */
+
+#include <stdint.h>
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch/runtime/kernel/kernel_runtime_context.h>
+
+#include "conv_checks.h"
+#include "conv_patches_mve.h"
+#include "pointwise_mve.h"
+
+using et_zephyr::native::all_equal;
+using et_zephyr::native::gather_patches;
+using et_zephyr::native::has_int8_types;
+using et_zephyr::native::is_channels_last;
+using et_zephyr::native::kPointwiseDepthStep;
+using et_zephyr::native::pointwise_product;
+using et_zephyr::native::Patches;
+using et_zephyr::native::PointwiseProduct;
+using torch::executor::ArrayRef;
+using torch::executor::KernelRuntimeContext;
+using torch::executor::Tensor;
+
+namespace cortex_m::native {
+/* The upstream kernel (backends/cortex_m/ops/op_quantized_conv2d.cpp). */
+Tensor &quantized_conv2d_out(KernelRuntimeContext &, const Tensor &, const Tensor &,
+                             const std::optional<Tensor> &, ArrayRef<int64_t>, ArrayRef<int64_t>,
+                             ArrayRef<int64_t>, int64_t, int64_t, const Tensor &, const Tensor &,
+                             int64_t, int64_t, const Tensor &, Tensor &);
+} // namespace cortex_m::native
+
+namespace {
+
+/* Fewest patches per chunk worth the per-chunk setup of every output channel
+ * (with fewer, the whole output if it is smaller). */
+constexpr int32_t kMinChunkRows = 16;
+/* Chunks other than the last are whole blocks of the product's 4 rows. */
+constexpr int32_t kChunkMultiple = 4;
+
+/* A pointwise convolution this kernel handles, or false (the upstream kernel runs). */
+bool is_pointwise(const Tensor &input, const Tensor &weight, const std::optional<Tensor> &bias,
+                  ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                  const Tensor &multipliers, const Tensor &shifts, const Tensor &out) {
+    if (input.dim() != 4 || weight.dim() != 4 || out.dim() != 4 || !all_equal(stride, 1) ||
+        !all_equal(padding, 0) || !all_equal(dilation, 1)) {
+        return false;
+    }
+    if (!has_int8_types(input, weight, bias, multipliers, shifts, out)) {
+        return false;
+    }
+    const int64_t depth = input.size(1);
+    const int64_t channels = out.size(1);
+    /* Weights are [C_out, 1, 1, C_in] (OHWI), contiguous. */
+    return weight.size(0) == channels && weight.size(1) == 1 && weight.size(2) == 1 &&
+           weight.size(3) == depth && depth % kPointwiseDepthStep == 0 &&
+           input.size(0) == out.size(0) && input.size(2) == out.size(2) &&
+           input.size(3) == out.size(3) && multipliers.numel() == channels &&
+           shifts.numel() == channels && (!bias.has_value() || bias->numel() == channels) &&
+           is_channels_last(input) && is_channels_last(out);
+}
+
+/* Patches per chunk for a convolution with a window that the scratch buffer
+ * allows, or 0 (the upstream kernel runs). */
+int32_t patch_chunk_rows(const Tensor &input, const Tensor &weight,
+                         const std::optional<Tensor> &bias, ArrayRef<int64_t> stride,
+                         ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                         const Tensor &multipliers, const Tensor &shifts, const Tensor &scratch,
+                         const Tensor &out) {
+    if (input.dim() != 4 || weight.dim() != 4 || out.dim() != 4 || !all_equal(dilation, 1) ||
+        stride.size() != 2 || padding.size() != 2 || stride[0] < 1 || stride[1] < 1 ||
+        padding[0] < 0 || padding[1] < 0) {
+        return 0;
+    }
+    /* One input channel: any dim order is the same bytes (KWS's first layer is
+     * contiguous in the program). */
+    if (!has_int8_types(input, weight, bias, multipliers, shifts, out) ||
+        (input.size(1) != 1 && !is_channels_last(input)) || !is_channels_last(out)) {
+        return 0;
+    }
+    const int64_t channels = out.size(1);
+    /* Weights are [C_out, kernel height, kernel width, C_in] (OHWI), contiguous. */
+    if (input.size(0) != 1 || out.size(0) != 1 || weight.size(0) != channels ||
+        weight.size(3) != input.size(1) || multipliers.numel() != channels ||
+        shifts.numel() != channels || (bias.has_value() && bias->numel() != channels)) {
+        return 0;
+    }
+    if (out.size(2) != (input.size(2) + 2 * padding[0] - weight.size(1)) / stride[0] + 1 ||
+        out.size(3) != (input.size(3) + 2 * padding[1] - weight.size(2)) / stride[1] + 1) {
+        return 0;
+    }
+    const int64_t depth = weight.size(1) * weight.size(2) * weight.size(3);
+    const int64_t row_stride = (depth + kPointwiseDepthStep - 1) / kPointwiseDepthStep *
+                               kPointwiseDepthStep;
+    const int64_t rows = out.size(2) * out.size(3);
+    if (rows < 1 || rows > INT32_MAX / row_stride) {
+        return 0;
+    }
+    int64_t chunk = static_cast<int64_t>(scratch.nbytes()) / row_stride;
+    if (chunk >= rows) {
+        return static_cast<int32_t>(rows);
+    }
+    chunk -= chunk % kChunkMultiple;
+    return chunk >= kMinChunkRows ? static_cast<int32_t>(chunk) : 0;
+}
+
+} // namespace
+
+namespace et_zephyr::native {
+
+Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
+                             const Tensor &weight, const std::optional<Tensor> &bias,
+                             ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                             ArrayRef<int64_t> dilation, int64_t input_offset,
+                             int64_t output_offset, const Tensor &requantize_multipliers,
+                             const Tensor &requantize_shifts, int64_t activation_min,
+                             int64_t activation_max, const Tensor &scratch, Tensor &out) {
+    PointwiseProduct k;
+    k.weights = weight.const_data_ptr<int8_t>();
+    k.bias = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
+    k.multipliers = requantize_multipliers.const_data_ptr<int32_t>();
+    k.shifts = requantize_shifts.const_data_ptr<int32_t>();
+    k.per_tensor = false;
+    k.channels = static_cast<int32_t>(out.size(1));
+    k.input_offset = static_cast<int32_t>(input_offset);
+    k.output_offset = static_cast<int32_t>(output_offset);
+    k.activation_min = static_cast<int32_t>(activation_min);
+    k.activation_max = static_cast<int32_t>(activation_max);
+    int8_t *const out_data = out.mutable_data_ptr<int8_t>();
+    if (is_pointwise(input, weight, bias, stride, padding, dilation, requantize_multipliers,
+                     requantize_shifts, out)) {
+        k.input = input.const_data_ptr<int8_t>();
+        k.out = out_data;
+        k.depth = static_cast<int32_t>(input.size(1));
+        k.row_stride = k.depth;
+        k.rows = static_cast<int32_t>(input.size(0) * input.size(2) * input.size(3));
+        pointwise_product(k);
+        return out;
+    }
+    const int32_t chunk_rows =
+        patch_chunk_rows(input, weight, bias, stride, padding, dilation, requantize_multipliers,
+                         requantize_shifts, scratch, out);
+    if (chunk_rows == 0) {
+        return cortex_m::native::quantized_conv2d_out(context, input, weight, bias, stride, padding,
+                                                      dilation, input_offset, output_offset,
+                                                      requantize_multipliers, requantize_shifts,
+                                                      activation_min, activation_max, scratch, out);
+    }
+    Patches patches;
+    patches.input = input.const_data_ptr<int8_t>();
+    patches.in_height = static_cast<int32_t>(input.size(2));
+    patches.in_width = static_cast<int32_t>(input.size(3));
+    patches.in_channels = static_cast<int32_t>(input.size(1));
+    patches.kernel_height = static_cast<int32_t>(weight.size(1));
+    patches.kernel_width = static_cast<int32_t>(weight.size(2));
+    patches.stride_y = static_cast<int32_t>(stride[0]);
+    patches.stride_x = static_cast<int32_t>(stride[1]);
+    patches.pad_y = static_cast<int32_t>(padding[0]);
+    patches.pad_x = static_cast<int32_t>(padding[1]);
+    patches.out_width = static_cast<int32_t>(out.size(3));
+    patches.pad_value = static_cast<int8_t>(-input_offset);
+    k.depth = patches.kernel_height * patches.kernel_width * patches.in_channels;
+    k.row_stride = (k.depth + kPointwiseDepthStep - 1) / kPointwiseDepthStep * kPointwiseDepthStep;
+    patches.row_stride = k.row_stride;
+    int8_t *const rows = scratch.mutable_data_ptr<int8_t>();
+    k.input = rows;
+    const int32_t pixels = static_cast<int32_t>(out.size(2) * out.size(3));
+    for (int32_t first = 0; first < pixels; first += chunk_rows) {
+        k.rows = pixels - first < chunk_rows ? pixels - first : chunk_rows;
+        gather_patches(patches, first, k.rows, rows);
+        k.out = out_data + first * k.channels;
+        pointwise_product(k);
+    }
+    return out;
+}
+
+} // namespace et_zephyr::native
