@@ -32,8 +32,8 @@ using et_zephyr::native::gather_patches;
 using et_zephyr::native::has_int8_types;
 using et_zephyr::native::is_channels_last;
 using et_zephyr::native::kPointwiseDepthStep;
-using et_zephyr::native::pointwise_product;
 using et_zephyr::native::Patches;
+using et_zephyr::native::pointwise_product;
 using et_zephyr::native::PointwiseProduct;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
@@ -107,8 +107,8 @@ int32_t patch_chunk_rows(const Tensor &input, const Tensor &weight,
         return 0;
     }
     const int64_t depth = weight.size(1) * weight.size(2) * weight.size(3);
-    const int64_t row_stride = (depth + kPointwiseDepthStep - 1) / kPointwiseDepthStep *
-                               kPointwiseDepthStep;
+    const int64_t row_stride =
+        (depth + kPointwiseDepthStep - 1) / kPointwiseDepthStep * kPointwiseDepthStep;
     const int64_t rows = out.size(2) * out.size(3);
     if (rows < 1 || rows > INT32_MAX / row_stride) {
         return 0;

@@ -63,8 +63,8 @@ void gather_patches(const Patches &patches, int32_t first, int32_t count, int8_t
             /* One vector a window row: the input's lanes loaded, the padding's
              * selected (a predicated-off lane is not read). */
             const mve_pred16_t stored = vctp8q(static_cast<uint32_t>(window_row));
-            const mve_pred16_t loaded = vctp8q(static_cast<uint32_t>(left + inside)) ^
-                                        vctp8q(static_cast<uint32_t>(left));
+            const mve_pred16_t loaded =
+                vctp8q(static_cast<uint32_t>(left + inside)) ^ vctp8q(static_cast<uint32_t>(left));
             source -= left;
             for (int32_t y = y0; y < y0 + p.kernel_height; y++, row += window_row) {
                 const bool inside_rows = y >= 0 && y < p.in_height;

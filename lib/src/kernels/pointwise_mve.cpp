@@ -22,12 +22,6 @@
 #include <arm_mve.h>
 #include <stdint.h>
 
-#include "requantize_mve.h"
-
-using et_zephyr::native::make_requantization;
-using et_zephyr::native::Requantization;
-using et_zephyr::native::requantize;
-
 /* lib/src/kernels/pointwise_sums_mve.S */
 extern "C" void et_zephyr_pointwise_sums_mve(const int8_t *rows, int32_t depth,
                                              const int8_t *pair_weights, int32_t blocks,
@@ -39,8 +33,6 @@ namespace {
 constexpr int32_t kRows = 4;
 /* Input channels per multiply-accumulate: one vector of int8. */
 constexpr int32_t kDepth = et_zephyr::native::kPointwiseDepthStep;
-/* Output channels per vector in last_rows. */
-constexpr int32_t kLanes = 4;
 /* Deepest input for two channels at a time: their weights are interleaved
  * on the stack. */
 constexpr int32_t kMaxPairedDepth = 128;
@@ -59,23 +51,87 @@ inline int8x16_t weight_vector(const int8_t *weights, int32_t d, int32_t depth) 
     return vldrbq_z_s8(weights + d, vctp8q(static_cast<uint32_t>(depth - d)));
 }
 
-/* Channel c's requantization: bias and input-offset term, once per channel. */
-Requantization channel_requantization(const Pointwise &k, int32_t c) {
+/* One channel's requantization as scalars, for its vector-by-scalar form. */
+struct ChannelTerms {
+    int32_t base; /* bias + input_offset * weight sum */
+    int32_t multiplier;
+    int32_t left_shift;  /* max(shift, 0) */
+    int32_t right_shift; /* min(shift, 0) */
+};
+
+ChannelTerms channel_terms(const Pointwise &k, int32_t c) {
     const int8_t *weights = k.weights + c * k.depth;
     int32_t weight_sum = 0;
     for (int32_t d = 0; d < k.depth; d += kDepth) {
         weight_sum = vaddvaq_s8(weight_sum, weight_vector(weights, d, k.depth));
     }
-    const int32_t base = k.input_offset * weight_sum + (k.bias != nullptr ? k.bias[c] : 0);
     const int32_t q = k.per_tensor ? 0 : c;
-    return make_requantization(vdupq_n_s32(base), vdupq_n_s32(k.multipliers[q]),
-                               vdupq_n_s32(k.shifts[q]), k.output_offset, k.activation_min,
-                               k.activation_max);
+    const int32_t shift = k.shifts[q];
+    return {k.input_offset * weight_sum + (k.bias != nullptr ? k.bias[c] : 0), k.multipliers[q],
+            shift > 0 ? shift : 0, shift < 0 ? shift : 0};
 }
 
-/* Channel c's outputs, 4 rows at a time. */
-__attribute__((noinline)) void single_channel(const Pointwise &k, int32_t c,
-                                              const Requantization &q) {
+/* Where and how a channel's requantized blocks are stored. */
+struct BlockOutput {
+    uint32x4_t stride; /* byte offsets of a block's 4 rows */
+    int32x4_t low;     /* activation_min */
+    int32x4_t high;    /* activation_max */
+    int32_t output_offset;
+    int32_t block_bytes;
+};
+
+/* requantize() (requantize_mve.h) of 4 sums of one channel, with its terms in
+ * scalar registers and the shift it does not need left out: the same
+ * operations, so the same results. */
+template <bool kLeftShift, bool kRightShift>
+inline int32x4_t requantized(int32x4_t sums, const ChannelTerms &t, const BlockOutput &o) {
+    int32x4_t r = vaddq_n_s32(sums, t.base);
+    if (kLeftShift) {
+        r = vshlq_r_s32(r, t.left_shift);
+    }
+    r = vqrdmulhq_n_s32(r, t.multiplier);
+    if (kRightShift) {
+        /* Round half away from zero, as arm_divide_by_power_of_two_mve_32x4. */
+        r = vrshlq_n_s32(vqaddq_s32(r, vshrq_n_s32(r, 31)), t.right_shift);
+    }
+    return vminq_s32(vmaxq_s32(vaddq_n_s32(r, o.output_offset), o.low), o.high);
+}
+
+/* The same for a single vector: a shift is left or right, never both. */
+inline int32x4_t requantized(int32x4_t sums, const ChannelTerms &t, const BlockOutput &o) {
+    if (t.left_shift != 0) {
+        return requantized<true, false>(sums, t, o);
+    }
+    if (t.right_shift != 0) {
+        return requantized<false, true>(sums, t, o);
+    }
+    return requantized<false, false>(sums, t, o);
+}
+
+/* One channel's sums requantized, block by block, into out. Arguments by
+ * value: the int8 stores could alias anything behind a reference. */
+template <bool kLeftShift, bool kRightShift>
+void requantize_blocks(const int32_t *sums, int32_t count, const ChannelTerms t,
+                       const BlockOutput o, int8_t *out) {
+#pragma GCC unroll 1
+    for (int32_t b = 0; b < count; b++) {
+        const int32x4_t r = requantized<kLeftShift, kRightShift>(vldrwq_s32(sums), t, o);
+        vstrbq_scatter_offset_s32(out, o.stride, r);
+        sums += 2 * kRows;
+        out += o.block_bytes;
+    }
+}
+
+BlockOutput block_output(const Pointwise &k) {
+    return {k.out_stride, vdupq_n_s32(k.activation_min), vdupq_n_s32(k.activation_max),
+            k.output_offset, kRows * k.channels};
+}
+
+/* Channel c's outputs, 4 rows at a time (deep rows: no room for two
+ * channels' weights). */
+__attribute__((noinline)) void single_channel(const Pointwise &k, int32_t c) {
+    const ChannelTerms t = channel_terms(k, c);
+    const BlockOutput o = block_output(k);
     const int8_t *weights = k.weights + c * k.depth;
     const int8_t *last_row = k.input + (k.rows - 1) * k.row_stride;
     for (int32_t p = 0; p < k.rows; p += kRows) {
@@ -96,41 +152,8 @@ __attribute__((noinline)) void single_channel(const Pointwise &k, int32_t c,
             acc3 = vmladavaq_s8(acc3, vldrbq_s8(row3 + d), w);
         }
         const int32x4_t sums = {acc0, acc1, acc2, acc3};
-        vstrbq_scatter_offset_p_s32(k.out + p * k.channels + c, k.out_stride, requantize(sums, q),
+        vstrbq_scatter_offset_p_s32(k.out + p * k.channels + c, o.stride, requantized(sums, t, o),
                                     vctp32q(static_cast<uint32_t>(k.rows - p)));
-    }
-}
-
-/* Outputs of rows from first on (fewer than a block), 4 channels per
- * vector, for the channels below end. */
-__attribute__((noinline)) void last_rows(const Pointwise &k, int32_t first, int32_t end) {
-    for (int32_t p = first; p < k.rows; p++) {
-        const int8_t *row = k.input + p * k.row_stride;
-        for (int32_t c = 0; c < end; c += kLanes) {
-            const int32_t lanes = end - c < kLanes ? end - c : kLanes;
-            int32_t sums[kLanes] = {0, 0, 0, 0};
-            int32_t weight_sums[kLanes] = {0, 0, 0, 0};
-            for (int32_t j = 0; j < lanes; j++) {
-                const int8_t *weights = k.weights + (c + j) * k.depth;
-                for (int32_t d = 0; d < k.depth; d += kDepth) {
-                    const int8x16_t w = weight_vector(weights, d, k.depth);
-                    sums[j] = vmladavaq_s8(sums[j], vldrbq_s8(row + d), w);
-                    weight_sums[j] = vaddvaq_s8(weight_sums[j], w);
-                }
-            }
-            const mve_pred16_t valid = vctp32q(static_cast<uint32_t>(lanes));
-            int32x4_t base = vmulq_n_s32(vldrwq_s32(weight_sums), k.input_offset);
-            if (k.bias != nullptr) {
-                base = vaddq_s32(base, vldrwq_z_s32(k.bias + c, valid));
-            }
-            const int32x4_t multipliers = k.per_tensor ? vdupq_n_s32(k.multipliers[0])
-                                                       : vldrwq_z_s32(k.multipliers + c, valid);
-            const int32x4_t shifts =
-                k.per_tensor ? vdupq_n_s32(k.shifts[0]) : vldrwq_z_s32(k.shifts + c, valid);
-            const Requantization q = make_requantization(base, multipliers, shifts, k.output_offset,
-                                                         k.activation_min, k.activation_max);
-            vstrbq_p_s32(k.out + p * k.channels + c, requantize(vldrwq_s32(sums), q), valid);
-        }
     }
 }
 
@@ -144,26 +167,58 @@ __attribute__((noinline)) void channel_pair(const Pointwise &k, int32_t c) {
         vstrbq_s8(pair_weights + 2 * d, weight_vector(weights, d, k.depth));
         vstrbq_s8(pair_weights + 2 * d + kDepth, weight_vector(weights + k.depth, d, k.depth));
     }
-    const Requantization q[2] = {channel_requantization(k, c), channel_requantization(k, c + 1)};
+    const ChannelTerms terms[2] = {channel_terms(k, c), channel_terms(k, c + 1)};
+    const BlockOutput output = block_output(k);
     const int32_t blocks = k.rows / kRows;
     int32_t sums[kSumBlocks][2][kRows];
     for (int32_t first = 0; first < blocks; first += kSumBlocks) {
         const int32_t count = blocks - first < kSumBlocks ? blocks - first : kSumBlocks;
         et_zephyr_pointwise_sums_mve(k.input + first * kRows * k.row_stride, k.row_stride,
                                      pair_weights, count, &sums[0][0][0]);
-        /* One channel at a time, its requantization in registers (copies: the
-         * int8 stores could alias anything else). */
         for (int32_t i = 0; i < 2; i++) {
-            const Requantization channel_q = q[i];
-            const uint32x4_t out_stride = k.out_stride;
-            const int32_t block_bytes = kRows * k.channels;
-            int8_t *o = k.out + first * block_bytes + c + i;
-#pragma GCC unroll 1
-            for (int32_t b = 0; b < count; b++) {
-                vstrbq_scatter_offset_s32(o, out_stride,
-                                          requantize(vldrwq_s32(sums[b][i]), channel_q));
-                o += block_bytes;
+            const ChannelTerms &t = terms[i];
+            int8_t *o = k.out + first * output.block_bytes + c + i;
+            const int32_t *channel_sums = &sums[0][i][0];
+            if (t.left_shift != 0) {
+                requantize_blocks<true, false>(channel_sums, count, t, output, o);
+            } else if (t.right_shift != 0) {
+                requantize_blocks<false, true>(channel_sums, count, t, output, o);
+            } else {
+                requantize_blocks<false, false>(channel_sums, count, t, output, o);
             }
+        }
+    }
+    /* The last rows, fewer than a block, from the same interleaved weights;
+     * past the last row, it repeats, unstored. */
+    const int32_t rows_left = k.rows - blocks * kRows;
+    if (rows_left > 0) {
+        const int8_t *row0 = k.input + blocks * kRows * k.row_stride;
+        const int8_t *row1 = rows_left > 1 ? row0 + k.row_stride : row0;
+        const int8_t *row2 = rows_left > 2 ? row1 + k.row_stride : row1;
+        int32_t a0 = 0;
+        int32_t a1 = 0;
+        int32_t a2 = 0;
+        int32_t b0 = 0;
+        int32_t b1 = 0;
+        int32_t b2 = 0;
+        for (int32_t d = 0; d < k.row_stride; d += kDepth) {
+            const int8x16_t w0 = vldrbq_s8(pair_weights + 2 * d);
+            const int8x16_t w1 = vldrbq_s8(pair_weights + 2 * d + kDepth);
+            const int8x16_t x0 = vldrbq_s8(row0 + d);
+            const int8x16_t x1 = vldrbq_s8(row1 + d);
+            const int8x16_t x2 = vldrbq_s8(row2 + d);
+            a0 = vmladavaq_s8(a0, x0, w0);
+            b0 = vmladavaq_s8(b0, x0, w1);
+            a1 = vmladavaq_s8(a1, x1, w0);
+            b1 = vmladavaq_s8(b1, x1, w1);
+            a2 = vmladavaq_s8(a2, x2, w0);
+            b2 = vmladavaq_s8(b2, x2, w1);
+        }
+        const mve_pred16_t valid = vctp32q(static_cast<uint32_t>(rows_left));
+        const int32x4_t sums[2] = {{a0, a1, a2, 0}, {b0, b1, b2, 0}};
+        for (int32_t i = 0; i < 2; i++) {
+            vstrbq_scatter_offset_p_s32(k.out + blocks * output.block_bytes + c + i, output.stride,
+                                        requantized(sums[i], terms[i], output), valid);
         }
     }
 }
@@ -181,10 +236,9 @@ void pointwise_product(const PointwiseProduct &product) {
         for (; c + 1 < k.channels; c += 2) {
             channel_pair(k, c);
         }
-        last_rows(k, k.rows / kRows * kRows, c);
     }
     for (; c < k.channels; c++) {
-        single_channel(k, c, channel_requantization(k, c));
+        single_channel(k, c);
     }
 }
 

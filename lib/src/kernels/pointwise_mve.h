@@ -26,9 +26,9 @@ struct PointwiseProduct {
     const int32_t *multipliers; /* channels, or one with per_tensor */
     const int32_t *shifts;      /* channels, or one with per_tensor */
     int8_t *out;                /* rows x channels */
-    int32_t depth;      /* values of a row that count */
-    int32_t row_stride; /* depth rounded up to kPointwiseDepthStep; the bytes
-                         * past depth are read and multiplied by zero */
+    int32_t depth;              /* values of a row that count */
+    int32_t row_stride;         /* depth rounded up to kPointwiseDepthStep; the bytes
+                                 * past depth are read and multiplied by zero */
     int32_t channels;
     int32_t rows;
     int32_t input_offset;
