@@ -42,6 +42,9 @@ _MIN_CHUNK_ROWS = 16
 _CHUNK_MULTIPLE = 4
 # The most scratch planned for patches, unless _MIN_CHUNK_ROWS of them need more.
 _PATCH_BYTES = 8192
+# Rows deeper than this (pointwise_mve.h's kPointwiseStackDepth) have their two channels'
+# interleaved weights in the scratch, ahead of the patches.
+_STACK_DEPTH = 128
 
 
 def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
@@ -110,12 +113,20 @@ def _runs_pointwise(node: torch.fx.Node) -> bool:
     )
 
 
+def _pair_weight_bytes(row_stride: int) -> int:
+    return 2 * row_stride if row_stride > _STACK_DEPTH else 0
+
+
 def conv_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
-    """The scratch et-zephyr's Helium convolution kernel gathers this call's patches in,
-    or None when the kernel does not gather patches for it (mirrors `patch_chunk_rows`
-    in conv_mve.cpp; pointwise layers read their input in place)."""
-    if node.target != _CONV or not _int8_conv_operands(node) or _runs_pointwise(node):
+    """The scratch et-zephyr's Helium convolution kernel runs this call with, or None
+    when CMSIS-NN's size is as good (mirrors conv_mve.cpp): two channels' interleaved
+    weights for rows deeper than the stack holds, then, for a convolution with a window,
+    the patches of a chunk of output pixels (pointwise layers read their input in
+    place)."""
+    if node.target != _CONV or not _int8_conv_operands(node):
         return None
+    if _runs_pointwise(node):
+        return _pair_weight_bytes(node.args[0].meta["val"].shape[1]) or None
     x, weight, _, stride, padding, dilation = node.args[:6]
     x_val, w_val, out_val = x.meta["val"], weight.meta["val"], node.meta["val"]
     if any(d != 1 for d in dilation) or x_val.shape[0] != 1 or out_val.shape[0] != 1:
@@ -126,7 +137,8 @@ def conv_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
     rows = out_val.shape[2] * out_val.shape[3]
     row_stride = -(-k_h * k_w * depth // _VECTOR_BYTES) * _VECTOR_BYTES
     per_chunk = _PATCH_BYTES // row_stride // _CHUNK_MULTIPLE * _CHUNK_MULTIPLE
-    return row_stride * min(rows, max(_MIN_CHUNK_ROWS, per_chunk))
+    chunk = min(rows, max(_MIN_CHUNK_ROWS, per_chunk))
+    return _pair_weight_bytes(row_stride) + row_stride * chunk
 
 
 def resize_scratch(scratch: torch.fx.Node, nbytes: int) -> None:

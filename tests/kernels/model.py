@@ -13,9 +13,9 @@ number of output channels, more channels than the DSP kernel sums at once, and
 a depth beyond both kernels' limits; and, for the DSP kernel, small
 convolutions: a strided window on one input channel (KWS's first layer), the
 same padded, a padded 3x3 on four; for the Helium kernel's patches, a strided
-1x1 (a ResNet shortcut) and a 3x3 over 16 channels (patches of 144 values: one
-output channel at a time) on 135 pixels, more than its scratch holds (chunks
-of 56). The weights are seeded: every export gives the same program
+1x1 (a ResNet shortcut) and a 3x3 over 16 channels (patches of 144 values:
+two channels' weights in the scratch) on 135 pixels, more than its scratch
+holds (chunks of 56). The weights are seeded: every export gives the same program
 and the same test vectors.
 """
 

@@ -86,9 +86,10 @@ def test_only_scratch_the_kernel_needs_less_of_shrinks(helium_program) -> None:
             assert node.args[-1].args[0][0] == (after[node.name],)
 
 
-# tests/kernels' convolutions by weight shape (OHWI) and stride: the patch scratch each
-# needs, from its output pixels and its patch rounded up to 16 values, or None (pointwise
-# layers: the input's pixels are the rows).
+# tests/kernels' convolutions by weight shape (OHWI) and stride: the scratch each needs,
+# from its output pixels and its patch rounded up to 16 values, plus two channels'
+# weights where a patch (or a pointwise layer's input) is over 128 values; None where
+# CMSIS-NN's size is kept (pointwise layers read their input in place).
 PATCH_SCRATCH = {
     ((16, 4, 2, 1), (2, 2)): 6 * 16,  # window_one_channel: 3x2 outputs of 8 values
     ((8, 10, 4, 1), (2, 2)): 8 * 48,  # window_padded: 4x2 outputs of 40 values
@@ -98,10 +99,10 @@ PATCH_SCRATCH = {
     ((1, 1, 1, 12), (1, 1)): 45 * 16,
     ((144, 1, 1, 12), (1, 1)): 45 * 16,
     ((16, 1, 1, 12), (2, 2)): 15 * 16,  # shortcut_strided: 5x3 outputs
-    ((8, 3, 3, 16), (1, 1)): 56 * 144,  # patches_chunked: 135 outputs, 8 KiB hold 56
+    ((8, 3, 3, 16), (1, 1)): 2 * 144 + 56 * 144,  # patches_chunked: 8 KiB hold 56 of 135
     ((20, 1, 1, 16), (1, 1)): None,
     ((7, 1, 1, 16), (1, 1)): None,
-    ((8, 1, 1, 144), (1, 1)): None,
+    ((8, 1, 1, 144), (1, 1)): 2 * 144,  # pointwise_deepest: weights of two channels
 }
 
 

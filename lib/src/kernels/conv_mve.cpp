@@ -13,6 +13,9 @@
  *   holds at a time, where CMSIS-NN's arm_convolve_s8 gathers 4 and runs
  *   arm_nn_mat_mult_nt_t_s8 on them. et-export sizes that scratch for this
  *   kernel (kernel_scratch.py, conv_mve_scratch_bytes: the same conditions).
+ * Rows deeper than the stack's pair of channels (kPointwiseStackDepth) have
+ * the two channels' interleaved weights at the scratch's start, where
+ * et-export planned room for them; otherwise they go one channel at a time.
  * The sums are exact and the requantization CMSIS-NN's: bit-identical
  * outputs. Anything else, and a scratch too small for kMinChunkRows patches,
  * goes to the upstream kernel.
@@ -77,48 +80,57 @@ bool is_pointwise(const Tensor &input, const Tensor &weight, const std::optional
            is_channels_last(input) && is_channels_last(out);
 }
 
-/* Patches per chunk for a convolution with a window that the scratch buffer
- * allows, or 0 (the upstream kernel runs). */
-int32_t patch_chunk_rows(const Tensor &input, const Tensor &weight,
-                         const std::optional<Tensor> &bias, ArrayRef<int64_t> stride,
-                         ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                         const Tensor &multipliers, const Tensor &shifts, const Tensor &scratch,
-                         const Tensor &out) {
+/* A row of values rounded up to whole vectors. */
+int64_t vector_bytes(int64_t values) {
+    return (values + kPointwiseDepthStep - 1) / kPointwiseDepthStep * kPointwiseDepthStep;
+}
+
+/* Scratch for two channels' interleaved weights, where the stack has no room. */
+int64_t pair_weight_bytes(int64_t row_stride) {
+    return row_stride > et_zephyr::native::kPointwiseStackDepth ? 2 * row_stride : 0;
+}
+
+/* Patches per chunk that `bytes` of scratch hold, or 0. */
+int32_t chunk_rows(int64_t bytes, int64_t rows, int64_t row_stride) {
+    int64_t chunk = bytes / row_stride;
+    if (chunk >= rows) {
+        return static_cast<int32_t>(rows);
+    }
+    chunk -= chunk % kChunkMultiple;
+    return chunk >= kMinChunkRows ? static_cast<int32_t>(chunk) : 0;
+}
+
+/* Whether a convolution with a window is one this kernel gathers patches for
+ * (the scratch decides how many at a time). */
+bool gathers_patches(const Tensor &input, const Tensor &weight, const std::optional<Tensor> &bias,
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                     ArrayRef<int64_t> dilation, const Tensor &multipliers, const Tensor &shifts,
+                     const Tensor &out) {
     if (input.dim() != 4 || weight.dim() != 4 || out.dim() != 4 || !all_equal(dilation, 1) ||
         stride.size() != 2 || padding.size() != 2 || stride[0] < 1 || stride[1] < 1 ||
         padding[0] < 0 || padding[1] < 0) {
-        return 0;
+        return false;
     }
     /* One input channel: any dim order is the same bytes (KWS's first layer is
      * contiguous in the program). */
     if (!has_int8_types(input, weight, bias, multipliers, shifts, out) ||
         (input.size(1) != 1 && !is_channels_last(input)) || !is_channels_last(out)) {
-        return 0;
+        return false;
     }
     const int64_t channels = out.size(1);
     /* Weights are [C_out, kernel height, kernel width, C_in] (OHWI), contiguous. */
     if (input.size(0) != 1 || out.size(0) != 1 || weight.size(0) != channels ||
         weight.size(3) != input.size(1) || multipliers.numel() != channels ||
         shifts.numel() != channels || (bias.has_value() && bias->numel() != channels)) {
-        return 0;
+        return false;
     }
     if (out.size(2) != (input.size(2) + 2 * padding[0] - weight.size(1)) / stride[0] + 1 ||
         out.size(3) != (input.size(3) + 2 * padding[1] - weight.size(2)) / stride[1] + 1) {
-        return 0;
+        return false;
     }
-    const int64_t depth = weight.size(1) * weight.size(2) * weight.size(3);
-    const int64_t row_stride =
-        (depth + kPointwiseDepthStep - 1) / kPointwiseDepthStep * kPointwiseDepthStep;
+    const int64_t row_stride = vector_bytes(weight.size(1) * weight.size(2) * weight.size(3));
     const int64_t rows = out.size(2) * out.size(3);
-    if (rows < 1 || rows > INT32_MAX / row_stride) {
-        return 0;
-    }
-    int64_t chunk = static_cast<int64_t>(scratch.nbytes()) / row_stride;
-    if (chunk >= rows) {
-        return static_cast<int32_t>(rows);
-    }
-    chunk -= chunk % kChunkMultiple;
-    return chunk >= kMinChunkRows ? static_cast<int32_t>(chunk) : 0;
+    return rows >= 1 && rows <= INT32_MAX / row_stride;
 }
 
 } // namespace
@@ -151,17 +163,38 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
         k.depth = static_cast<int32_t>(input.size(1));
         k.row_stride = k.depth;
         k.rows = static_cast<int32_t>(input.size(0) * input.size(2) * input.size(3));
+        const int64_t pair_bytes = pair_weight_bytes(k.row_stride);
+        k.pair_weights = pair_bytes > 0 && static_cast<int64_t>(scratch.nbytes()) >= pair_bytes
+                             ? scratch.mutable_data_ptr<int8_t>()
+                             : nullptr;
         pointwise_product(k);
         return out;
     }
-    const int32_t chunk_rows =
-        patch_chunk_rows(input, weight, bias, stride, padding, dilation, requantize_multipliers,
-                         requantize_shifts, scratch, out);
-    if (chunk_rows == 0) {
+    const auto upstream = [&]() -> Tensor & {
         return cortex_m::native::quantized_conv2d_out(context, input, weight, bias, stride, padding,
                                                       dilation, input_offset, output_offset,
                                                       requantize_multipliers, requantize_shifts,
                                                       activation_min, activation_max, scratch, out);
+    };
+    if (!gathers_patches(input, weight, bias, stride, padding, dilation, requantize_multipliers,
+                         requantize_shifts, out)) {
+        return upstream();
+    }
+    const int64_t row_stride = vector_bytes(weight.size(1) * weight.size(2) * weight.size(3));
+    const int32_t pixels = static_cast<int32_t>(out.size(2) * out.size(3));
+    /* The scratch: two channels' interleaved weights (deep patches, where
+     * et-export planned room for them), then a chunk's patches. */
+    const int64_t scratch_bytes = static_cast<int64_t>(scratch.nbytes());
+    int64_t pair_bytes = pair_weight_bytes(row_stride);
+    int32_t chunk = scratch_bytes >= pair_bytes
+                        ? chunk_rows(scratch_bytes - pair_bytes, pixels, row_stride)
+                        : 0;
+    if (chunk == 0) {
+        pair_bytes = 0;
+        chunk = chunk_rows(scratch_bytes, pixels, row_stride);
+    }
+    if (chunk == 0) {
+        return upstream();
     }
     Patches patches;
     patches.input = input.const_data_ptr<int8_t>();
@@ -177,13 +210,14 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
     patches.out_width = static_cast<int32_t>(out.size(3));
     patches.pad_value = static_cast<int8_t>(-input_offset);
     k.depth = patches.kernel_height * patches.kernel_width * patches.in_channels;
-    k.row_stride = (k.depth + kPointwiseDepthStep - 1) / kPointwiseDepthStep * kPointwiseDepthStep;
+    k.row_stride = static_cast<int32_t>(row_stride);
     patches.row_stride = k.row_stride;
-    int8_t *const rows = scratch.mutable_data_ptr<int8_t>();
+    int8_t *const buffer = scratch.mutable_data_ptr<int8_t>();
+    k.pair_weights = pair_bytes > 0 ? buffer : nullptr;
+    int8_t *const rows = buffer + pair_bytes;
     k.input = rows;
-    const int32_t pixels = static_cast<int32_t>(out.size(2) * out.size(3));
-    for (int32_t first = 0; first < pixels; first += chunk_rows) {
-        k.rows = pixels - first < chunk_rows ? pixels - first : chunk_rows;
+    for (int32_t first = 0; first < pixels; first += chunk) {
+        k.rows = pixels - first < chunk ? pixels - first : chunk;
         gather_patches(patches, first, k.rows, rows);
         k.out = out_data + first * k.channels;
         pointwise_product(k);

@@ -23,8 +23,12 @@ inline int32_t clamp(int32_t value, int32_t low, int32_t high) {
     return value < low ? low : (value > high ? high : value);
 }
 
+/* Whole vectors, then the tail predicated. */
 inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
-    for (; n > 0; n -= kVector, dst += kVector, src += kVector) {
+    for (; n >= kVector; n -= kVector, dst += kVector, src += kVector) {
+        vstrbq_s8(dst, vldrbq_s8(src));
+    }
+    if (n > 0) {
         const mve_pred16_t valid = vctp8q(static_cast<uint32_t>(n));
         vstrbq_p_s8(dst, vldrbq_z_s8(src, valid), valid);
     }
@@ -71,6 +75,14 @@ void gather_patches(const Patches &patches, int32_t first, int32_t count, int8_t
                 const int8x16_t values =
                     inside_rows ? vpselq_s8(vldrbq_z_s8(source, loaded), pad, loaded) : pad;
                 vstrbq_p_s8(row, values, stored);
+                source += source_row;
+            }
+            continue;
+        }
+        if (left == 0 && right == 0 && y0 >= 0 && y0 + p.kernel_height <= p.in_height) {
+            /* Inside the input: the window's rows only. */
+            for (int32_t ky = 0; ky < p.kernel_height; ky++, row += window_row) {
+                copy_bytes(row, source, window_row);
                 source += source_row;
             }
             continue;

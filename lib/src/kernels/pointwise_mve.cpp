@@ -33,9 +33,6 @@ namespace {
 constexpr int32_t kRows = 4;
 /* Input channels per multiply-accumulate: one vector of int8. */
 constexpr int32_t kDepth = et_zephyr::native::kPointwiseDepthStep;
-/* Deepest input for two channels at a time: their weights are interleaved
- * on the stack. */
-constexpr int32_t kMaxPairedDepth = 128;
 /* Blocks of 4 rows x 2 channels summed per call of the assembly loop. */
 constexpr int32_t kSumBlocks = 8;
 
@@ -161,7 +158,8 @@ __attribute__((noinline)) void single_channel(const Pointwise &k, int32_t c) {
  * assembly loop kSumBlocks blocks at a time. */
 __attribute__((noinline)) void channel_pair(const Pointwise &k, int32_t c) {
     /* 16-byte slices of channel c's weights, each followed by channel c + 1's. */
-    int8_t pair_weights[2 * kMaxPairedDepth];
+    int8_t stack_pair_weights[2 * et_zephyr::native::kPointwiseStackDepth];
+    int8_t *pair_weights = k.pair_weights != nullptr ? k.pair_weights : stack_pair_weights;
     const int8_t *weights = k.weights + c * k.depth;
     for (int32_t d = 0; d < k.depth; d += kDepth) {
         vstrbq_s8(pair_weights + 2 * d, weight_vector(weights, d, k.depth));
@@ -232,7 +230,7 @@ void pointwise_product(const PointwiseProduct &product) {
     static_cast<PointwiseProduct &>(k) = product;
     k.out_stride = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k.channels));
     int32_t c = 0;
-    if (k.row_stride <= kMaxPairedDepth) {
+    if (k.pair_weights != nullptr || k.row_stride <= et_zephyr::native::kPointwiseStackDepth) {
         for (; c + 1 < k.channels; c += 2) {
             channel_pair(k, c);
         }

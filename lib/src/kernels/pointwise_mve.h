@@ -18,6 +18,8 @@ namespace et_zephyr::native {
 
 /* Input rows are a multiple of this apart: one vector of int8. */
 constexpr int32_t kPointwiseDepthStep = 16;
+/* The deepest rows whose pair of channels' weights fit on the stack. */
+constexpr int32_t kPointwiseStackDepth = 128;
 
 struct PointwiseProduct {
     const int8_t *input;        /* rows, row_stride bytes apart */
@@ -36,6 +38,10 @@ struct PointwiseProduct {
     int32_t activation_min;
     int32_t activation_max;
     bool per_tensor; /* one multiplier and shift for every channel */
+    /* 2 * row_stride bytes where two channels' weights are interleaved, or
+     * null: the stack's kPointwiseStackDepth (deeper rows then go one channel
+     * at a time). */
+    int8_t *pair_weights;
 };
 
 /* out = requantize(input x weights^T + bias), exact int32 sums. */
