@@ -13,7 +13,9 @@ order of the kernel's reads and writes, so it is claimed only for kernels whose 
 is known (the CMSIS-NN commit and et-zephyr's own kernels):
 - arm_convolve_s8 (any stride and padding, no dilation, one group; every ISA tier) and
   et-zephyr's DSP convolution gather the input patches of at most 4 output pixels,
-  in row-major order, then write those pixels' outputs for every channel;
+  in row-major order, then write those pixels' outputs for every channel; et-zephyr's
+  Helium convolution kernel does the same with chunks of its scratch's size (which
+  only pushes the next read further up the input);
 - on Helium, arm_convolve_1x1_s8_fast reads 4 pixels' inputs while it writes their
   outputs (arm_nn_mat_mult_nt_t_s8), then moves on; with the DSP extension or none, it
   writes 2 output channels of every pixel first, which no overlap survives; so does
