@@ -10,9 +10,10 @@ scratch of any other size. Two of et-zephyr's kernels want another:
 - Convolutions with a window (lib/src/kernels/conv_mve.cpp): CMSIS-NN's arm_convolve_s8
   gathers the patches of 4 output pixels at a time and its matrix product sets up
   every output channel again for them; the kernel gathers as many as its scratch
-  holds (all of them up to _PATCH_BYTES, at least _MIN_CHUNK_ROWS) and sets each
-  channel up once per chunk. KWS's first layer: 125 patches of 40 values, 6,000 bytes,
-  where the layer's 8,000-byte output is the peak anyway.
+  holds (all of them up to _PATCH_BYTES, at least _MIN_CHUNK_ROWS; in chunks, the
+  channels' bias and input-offset terms ahead of them, summed once); rows over 128
+  values also take two channels' interleaved weights. KWS's first layer: 125 patches
+  of 40 values, 6,000 bytes, where the layer's 8,000-byte output is the peak anyway.
 Each kernel runs a layer when its scratch is at least what it needs (the conditions
 below mirror the C files'). A program planned here needs firmware with
 CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE and CONFIG_ET_ZEPHYR_CONV_MVE (the manifest's
@@ -138,7 +139,9 @@ def conv_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
     row_stride = -(-k_h * k_w * depth // _VECTOR_BYTES) * _VECTOR_BYTES
     per_chunk = _PATCH_BYTES // row_stride // _CHUNK_MULTIPLE * _CHUNK_MULTIPLE
     chunk = min(rows, max(_MIN_CHUNK_ROWS, per_chunk))
-    return _pair_weight_bytes(row_stride) + row_stride * chunk
+    # In chunks, each channel's bias and input-offset term is summed once, ahead.
+    bases = 4 * channels if chunk < rows else 0
+    return bases + _pair_weight_bytes(row_stride) + row_stride * chunk
 
 
 def resize_scratch(scratch: torch.fx.Node, nbytes: int) -> None:

@@ -99,7 +99,8 @@ PATCH_SCRATCH = {
     ((1, 1, 1, 12), (1, 1)): 45 * 16,
     ((144, 1, 1, 12), (1, 1)): 45 * 16,
     ((16, 1, 1, 12), (2, 2)): 15 * 16,  # shortcut_strided: 5x3 outputs
-    ((8, 3, 3, 16), (1, 1)): 2 * 144 + 56 * 144,  # patches_chunked: 8 KiB hold 56 of 135
+    # patches_chunked: 8 KiB hold 56 of 135 patches; the 8 channels' terms ahead.
+    ((8, 3, 3, 16), (1, 1)): 8 * 4 + 2 * 144 + 56 * 144,
     ((20, 1, 1, 16), (1, 1)): None,
     ((7, 1, 1, 16), (1, 1)): None,
     ((8, 1, 1, 144), (1, 1)): 2 * 144,  # pointwise_deepest: weights of two channels

@@ -36,6 +36,7 @@ using et_zephyr::native::has_int8_types;
 using et_zephyr::native::is_channels_last;
 using et_zephyr::native::kPointwiseDepthStep;
 using et_zephyr::native::Patches;
+using et_zephyr::native::pointwise_channel_bases;
 using et_zephyr::native::pointwise_product;
 using et_zephyr::native::PointwiseProduct;
 using torch::executor::ArrayRef;
@@ -155,6 +156,7 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
     k.output_offset = static_cast<int32_t>(output_offset);
     k.activation_min = static_cast<int32_t>(activation_min);
     k.activation_max = static_cast<int32_t>(activation_max);
+    k.channel_bases = nullptr;
     int8_t *const out_data = out.mutable_data_ptr<int8_t>();
     if (is_pointwise(input, weight, bias, stride, padding, dilation, requantize_multipliers,
                      requantize_shifts, out)) {
@@ -182,15 +184,27 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
     }
     const int64_t row_stride = vector_bytes(weight.size(1) * weight.size(2) * weight.size(3));
     const int32_t pixels = static_cast<int32_t>(out.size(2) * out.size(3));
-    /* The scratch: two channels' interleaved weights (deep patches, where
-     * et-export planned room for them), then a chunk's patches. */
+    /* The scratch: where the patches come in chunks, each channel's base;
+     * two channels' interleaved weights (deep patches); a chunk's patches.
+     * The layouts et-export may have planned (kernel_scratch.py), in its
+     * order: all patches at once, then chunks, then either without the
+     * weights (one channel at a time). */
     const int64_t scratch_bytes = static_cast<int64_t>(scratch.nbytes());
+    const int64_t bases_bytes = static_cast<int64_t>(sizeof(int32_t)) * k.channels;
     int64_t pair_bytes = pair_weight_bytes(row_stride);
-    int32_t chunk = scratch_bytes >= pair_bytes
-                        ? chunk_rows(scratch_bytes - pair_bytes, pixels, row_stride)
+    int64_t lead_bytes = pair_bytes;
+    int32_t chunk = scratch_bytes >= lead_bytes
+                        ? chunk_rows(scratch_bytes - lead_bytes, pixels, row_stride)
                         : 0;
+    if (chunk != pixels) {
+        lead_bytes = bases_bytes + pair_bytes;
+        chunk = scratch_bytes >= lead_bytes
+                    ? chunk_rows(scratch_bytes - lead_bytes, pixels, row_stride)
+                    : 0;
+    }
     if (chunk == 0) {
         pair_bytes = 0;
+        lead_bytes = 0;
         chunk = chunk_rows(scratch_bytes, pixels, row_stride);
     }
     if (chunk == 0) {
@@ -213,8 +227,14 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
     k.row_stride = static_cast<int32_t>(row_stride);
     patches.row_stride = k.row_stride;
     int8_t *const buffer = scratch.mutable_data_ptr<int8_t>();
-    k.pair_weights = pair_bytes > 0 ? buffer : nullptr;
-    int8_t *const rows = buffer + pair_bytes;
+    if (lead_bytes > pair_bytes) {
+        /* Word-aligned: the planner aligns every tensor. */
+        int32_t *const bases = reinterpret_cast<int32_t *>(buffer);
+        pointwise_channel_bases(k, bases);
+        k.channel_bases = bases;
+    }
+    k.pair_weights = pair_bytes > 0 ? buffer + (lead_bytes - pair_bytes) : nullptr;
+    int8_t *const rows = buffer + lead_bytes;
     k.input = rows;
     for (int32_t first = 0; first < pixels; first += chunk) {
         k.rows = pixels - first < chunk ? pixels - first : chunk;

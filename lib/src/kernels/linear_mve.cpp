@@ -119,6 +119,7 @@ Tensor &quantized_linear_out(KernelRuntimeContext &context, const Tensor &input,
     k.shifts = &shift;
     k.per_tensor = true;
     k.pair_weights = nullptr;
+    k.channel_bases = nullptr;
     k.out = out.mutable_data_ptr<int8_t>();
     k.depth = static_cast<int32_t>(weights.size(1));
     k.row_stride = k.depth;

@@ -56,15 +56,19 @@ struct ChannelTerms {
     int32_t right_shift; /* min(shift, 0) */
 };
 
-ChannelTerms channel_terms(const Pointwise &k, int32_t c) {
+int32_t channel_base(const et_zephyr::native::PointwiseProduct &k, int32_t c) {
     const int8_t *weights = k.weights + c * k.depth;
     int32_t weight_sum = 0;
     for (int32_t d = 0; d < k.depth; d += kDepth) {
         weight_sum = vaddvaq_s8(weight_sum, weight_vector(weights, d, k.depth));
     }
+    return k.input_offset * weight_sum + (k.bias != nullptr ? k.bias[c] : 0);
+}
+
+ChannelTerms channel_terms(const Pointwise &k, int32_t c) {
     const int32_t q = k.per_tensor ? 0 : c;
     const int32_t shift = k.shifts[q];
-    return {k.input_offset * weight_sum + (k.bias != nullptr ? k.bias[c] : 0), k.multipliers[q],
+    return {k.channel_bases != nullptr ? k.channel_bases[c] : channel_base(k, c), k.multipliers[q],
             shift > 0 ? shift : 0, shift < 0 ? shift : 0};
 }
 
@@ -237,6 +241,12 @@ void pointwise_product(const PointwiseProduct &product) {
     }
     for (; c < k.channels; c++) {
         single_channel(k, c);
+    }
+}
+
+void pointwise_channel_bases(const PointwiseProduct &p, int32_t *bases) {
+    for (int32_t c = 0; c < p.channels; c++) {
+        bases[c] = channel_base(p, c);
     }
 }
 

@@ -42,10 +42,17 @@ struct PointwiseProduct {
      * null: the stack's kPointwiseStackDepth (deeper rows then go one channel
      * at a time). */
     int8_t *pair_weights;
+    /* Each channel's bias + input_offset * weight sum, from
+     * pointwise_channel_bases(), or null: summed on every call. */
+    const int32_t *channel_bases;
 };
 
 /* out = requantize(input x weights^T + bias), exact int32 sums. */
 void pointwise_product(const PointwiseProduct &p);
+
+/* The channel_bases of p's weights, bias and input offset, for products that
+ * run over the same weights several times (a convolution's chunks). */
+void pointwise_channel_bases(const PointwiseProduct &p, int32_t *bases);
 
 } // namespace et_zephyr::native
 
