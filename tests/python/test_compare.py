@@ -228,6 +228,8 @@ def _generate(exported: Path, out_dir: Path, *fault: str) -> subprocess.Complete
             "cortex-m55",
             "--scratch-kernel",
             "depthwise_conv_mve",
+            "--scratch-kernel",
+            "conv_mve",
             "--no-kernel-sources",
             "--out-dir",
             str(out_dir),

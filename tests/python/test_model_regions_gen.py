@@ -35,7 +35,7 @@ def _generate(export_dir: Path, out: Path, *regions: str) -> subprocess.Complete
         "--manifest", str(export_dir / "kws.json"), "--conf", str(export_dir / "kws.conf"),
         "--schemas", str(export_dir / "kws.schemas.yaml"), "--executorch-dir", str(wheel),
         "--isa", "mve", "--cpu", "cortex-m55", "--scratch-kernel", "depthwise_conv_mve",
-        "--no-kernel-sources", "--out-dir", str(out),
+        "--scratch-kernel", "conv_mve", "--no-kernel-sources", "--out-dir", str(out),
         *(f"--region={region}" for region in regions),
     ]  # fmt: skip
     return subprocess.run(command, capture_output=True, text=True)
