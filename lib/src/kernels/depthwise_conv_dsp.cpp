@@ -34,6 +34,7 @@
 
 #include "conv_checks.h"
 #include "requantize_dsp.h"
+#include "upstream_kernels.h"
 
 using et_zephyr::native::all_equal;
 using et_zephyr::native::channel_is_exact;
@@ -50,15 +51,6 @@ using torch::executor::Tensor;
 /* lib/src/kernels/depthwise_sums_dsp.S */
 extern "C" void et_zephyr_depthwise_sums_dsp(const int16_t *row, int32_t row_bytes,
                                              const int32_t *taps, int32_t pairs, int32_t *sums);
-
-namespace cortex_m::native {
-/* The upstream kernel (backends/cortex_m/ops/op_quantized_depthwise_conv2d.cpp). */
-Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &, const Tensor &, const Tensor &,
-                                       const std::optional<Tensor> &, ArrayRef<int64_t>,
-                                       ArrayRef<int64_t>, ArrayRef<int64_t>, int64_t, int64_t,
-                                       int64_t, const Tensor &, const Tensor &, int64_t, int64_t,
-                                       const Tensor &, Tensor &);
-} // namespace cortex_m::native
 
 namespace {
 

@@ -37,6 +37,7 @@
 
 #include "conv_checks.h"
 #include "requantize_mve.h"
+#include "upstream_kernels.h"
 
 using et_zephyr::native::all_equal;
 using et_zephyr::native::has_int8_types;
@@ -47,15 +48,6 @@ using et_zephyr::native::requantize;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
 using torch::executor::Tensor;
-
-namespace cortex_m::native {
-/* The upstream kernel (backends/cortex_m/ops/op_quantized_depthwise_conv2d.cpp). */
-Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &, const Tensor &, const Tensor &,
-                                       const std::optional<Tensor> &, ArrayRef<int64_t>,
-                                       ArrayRef<int64_t>, ArrayRef<int64_t>, int64_t, int64_t,
-                                       int64_t, const Tensor &, const Tensor &, int64_t, int64_t,
-                                       const Tensor &, Tensor &);
-} // namespace cortex_m::native
 
 namespace {
 

@@ -20,6 +20,7 @@
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
 
 #include "pointwise_mve.h"
+#include "upstream_kernels.h"
 
 using et_zephyr::native::kPointwiseDepthStep;
 using et_zephyr::native::pointwise_product;
@@ -28,14 +29,6 @@ using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
 using torch::executor::ScalarType;
 using torch::executor::Tensor;
-
-namespace cortex_m::native {
-/* The upstream kernel (backends/cortex_m/ops/op_quantized_linear.cpp). */
-Tensor &quantized_linear_out(KernelRuntimeContext &, const Tensor &, const Tensor &,
-                             const std::optional<Tensor> &, const std::optional<Tensor> &, int64_t,
-                             int64_t, int64_t, ArrayRef<int64_t>, ArrayRef<int64_t>, int64_t,
-                             int64_t, Tensor &);
-} // namespace cortex_m::native
 
 namespace {
 

@@ -23,16 +23,11 @@
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
 
 #include "arm_nnsupportfunctions.h"
+#include "upstream_kernels.h"
 
 using torch::executor::KernelRuntimeContext;
 using torch::executor::ScalarType;
 using torch::executor::Tensor;
-
-namespace cortex_m::native {
-/* The upstream kernel (backends/cortex_m/ops/op_softmax.cpp). */
-Tensor &softmax_out(KernelRuntimeContext &, const Tensor &, int64_t, int64_t, int64_t, int64_t,
-                    int64_t, int64_t, Tensor &);
-} // namespace cortex_m::native
 
 namespace {
 
