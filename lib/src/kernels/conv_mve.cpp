@@ -29,6 +29,7 @@
 #include "conv_checks.h"
 #include "conv_patches_mve.h"
 #include "pointwise_mve.h"
+#include "upstream_kernels.h"
 
 using et_zephyr::native::all_equal;
 using et_zephyr::native::gather_patches;
@@ -42,14 +43,6 @@ using et_zephyr::native::PointwiseProduct;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
 using torch::executor::Tensor;
-
-namespace cortex_m::native {
-/* The upstream kernel (backends/cortex_m/ops/op_quantized_conv2d.cpp). */
-Tensor &quantized_conv2d_out(KernelRuntimeContext &, const Tensor &, const Tensor &,
-                             const std::optional<Tensor> &, ArrayRef<int64_t>, ArrayRef<int64_t>,
-                             ArrayRef<int64_t>, int64_t, int64_t, const Tensor &, const Tensor &,
-                             int64_t, int64_t, const Tensor &, Tensor &);
-} // namespace cortex_m::native
 
 namespace {
 
@@ -145,23 +138,27 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
                              int64_t output_offset, const Tensor &requantize_multipliers,
                              const Tensor &requantize_shifts, int64_t activation_min,
                              int64_t activation_max, const Tensor &scratch, Tensor &out) {
-    PointwiseProduct k;
-    k.weights = weight.const_data_ptr<int8_t>();
-    k.bias = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
-    k.multipliers = requantize_multipliers.const_data_ptr<int32_t>();
-    k.shifts = requantize_shifts.const_data_ptr<int32_t>();
-    k.per_tensor = false;
-    k.channels = static_cast<int32_t>(out.size(1));
-    k.input_offset = static_cast<int32_t>(input_offset);
-    k.output_offset = static_cast<int32_t>(output_offset);
-    k.activation_min = static_cast<int32_t>(activation_min);
-    k.activation_max = static_cast<int32_t>(activation_max);
-    k.channel_bases = nullptr;
-    int8_t *const out_data = out.mutable_data_ptr<int8_t>();
+    /* The operands both paths share, read once a path's checks have passed. */
+    const auto product = [&]() {
+        PointwiseProduct k;
+        k.weights = weight.const_data_ptr<int8_t>();
+        k.bias = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
+        k.multipliers = requantize_multipliers.const_data_ptr<int32_t>();
+        k.shifts = requantize_shifts.const_data_ptr<int32_t>();
+        k.per_tensor = false;
+        k.channels = static_cast<int32_t>(out.size(1));
+        k.input_offset = static_cast<int32_t>(input_offset);
+        k.output_offset = static_cast<int32_t>(output_offset);
+        k.activation_min = static_cast<int32_t>(activation_min);
+        k.activation_max = static_cast<int32_t>(activation_max);
+        k.channel_bases = nullptr;
+        return k;
+    };
     if (is_pointwise(input, weight, bias, stride, padding, dilation, requantize_multipliers,
                      requantize_shifts, out)) {
+        PointwiseProduct k = product();
         k.input = input.const_data_ptr<int8_t>();
-        k.out = out_data;
+        k.out = out.mutable_data_ptr<int8_t>();
         k.depth = static_cast<int32_t>(input.size(1));
         k.row_stride = k.depth;
         k.rows = static_cast<int32_t>(input.size(0) * input.size(2) * input.size(3));
@@ -190,6 +187,7 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
      * order: all patches at once, then chunks, then either without the
      * weights (one channel at a time). */
     const int64_t scratch_bytes = static_cast<int64_t>(scratch.nbytes());
+    PointwiseProduct k = product();
     const int64_t bases_bytes = static_cast<int64_t>(sizeof(int32_t)) * k.channels;
     int64_t pair_bytes = pair_weight_bytes(row_stride);
     int64_t lead_bytes = pair_bytes;
@@ -239,7 +237,7 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
     for (int32_t first = 0; first < pixels; first += chunk) {
         k.rows = pixels - first < chunk ? pixels - first : chunk;
         gather_patches(patches, first, k.rows, rows);
-        k.out = out_data + first * k.channels;
+        k.out = out.mutable_data_ptr<int8_t>() + first * k.channels;
         pointwise_product(k);
     }
     return out;

@@ -36,11 +36,7 @@ constexpr int32_t kDepth = et_zephyr::native::kPointwiseDepthStep;
 /* Blocks of 4 rows x 2 channels summed per call of the assembly loop. */
 constexpr int32_t kSumBlocks = 8;
 
-/* The product's operands, for the helpers below. */
-struct Pointwise : et_zephyr::native::PointwiseProduct {
-    /* Byte offsets of 4 rows' outputs of one channel. */
-    uint32x4_t out_stride;
-};
+using et_zephyr::native::PointwiseProduct;
 
 /* The 16 weights from d of a channel's row: zero past depth, so that the
  * input rows' bytes between depth and row_stride add nothing. */
@@ -56,7 +52,7 @@ struct ChannelTerms {
     int32_t right_shift; /* min(shift, 0) */
 };
 
-int32_t channel_base(const et_zephyr::native::PointwiseProduct &k, int32_t c) {
+int32_t channel_base(const PointwiseProduct &k, int32_t c) {
     const int8_t *weights = k.weights + c * k.depth;
     int32_t weight_sum = 0;
     for (int32_t d = 0; d < k.depth; d += kDepth) {
@@ -65,7 +61,7 @@ int32_t channel_base(const et_zephyr::native::PointwiseProduct &k, int32_t c) {
     return k.input_offset * weight_sum + (k.bias != nullptr ? k.bias[c] : 0);
 }
 
-ChannelTerms channel_terms(const Pointwise &k, int32_t c) {
+ChannelTerms channel_terms(const PointwiseProduct &k, int32_t c) {
     const int32_t q = k.per_tensor ? 0 : c;
     const int32_t shift = k.shifts[q];
     return {k.channel_bases != nullptr ? k.channel_bases[c] : channel_base(k, c), k.multipliers[q],
@@ -123,16 +119,11 @@ void requantize_blocks(const int32_t *sums, int32_t count, const ChannelTerms t,
     }
 }
 
-BlockOutput block_output(const Pointwise &k) {
-    return {k.out_stride, vdupq_n_s32(k.activation_min), vdupq_n_s32(k.activation_max),
-            k.output_offset, kRows * k.channels};
-}
-
 /* Channel c's outputs, 4 rows at a time (deep rows: no room for two
  * channels' weights). */
-__attribute__((noinline)) void single_channel(const Pointwise &k, int32_t c) {
+__attribute__((noinline)) void single_channel(const PointwiseProduct &k, const BlockOutput o,
+                                              int32_t c) {
     const ChannelTerms t = channel_terms(k, c);
-    const BlockOutput o = block_output(k);
     const int8_t *weights = k.weights + c * k.depth;
     const int8_t *last_row = k.input + (k.rows - 1) * k.row_stride;
     for (int32_t p = 0; p < k.rows; p += kRows) {
@@ -160,7 +151,8 @@ __attribute__((noinline)) void single_channel(const Pointwise &k, int32_t c) {
 
 /* Outputs of channels c and c + 1 for whole blocks of 4 rows, through the
  * assembly loop kSumBlocks blocks at a time. */
-__attribute__((noinline)) void channel_pair(const Pointwise &k, int32_t c) {
+__attribute__((noinline)) void channel_pair(const PointwiseProduct &k, const BlockOutput output,
+                                            int32_t c) {
     /* 16-byte slices of channel c's weights, each followed by channel c + 1's. */
     int8_t stack_pair_weights[2 * et_zephyr::native::kPointwiseStackDepth];
     int8_t *pair_weights = k.pair_weights != nullptr ? k.pair_weights : stack_pair_weights;
@@ -170,7 +162,6 @@ __attribute__((noinline)) void channel_pair(const Pointwise &k, int32_t c) {
         vstrbq_s8(pair_weights + 2 * d + kDepth, weight_vector(weights + k.depth, d, k.depth));
     }
     const ChannelTerms terms[2] = {channel_terms(k, c), channel_terms(k, c + 1)};
-    const BlockOutput output = block_output(k);
     const int32_t blocks = k.rows / kRows;
     int32_t sums[kSumBlocks][2][kRows];
     for (int32_t first = 0; first < blocks; first += kSumBlocks) {
@@ -229,18 +220,18 @@ __attribute__((noinline)) void channel_pair(const Pointwise &k, int32_t c) {
 
 namespace et_zephyr::native {
 
-void pointwise_product(const PointwiseProduct &product) {
-    Pointwise k;
-    static_cast<PointwiseProduct &>(k) = product;
-    k.out_stride = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k.channels));
+void pointwise_product(const PointwiseProduct &k) {
+    const BlockOutput output = {vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k.channels)),
+                                vdupq_n_s32(k.activation_min), vdupq_n_s32(k.activation_max),
+                                k.output_offset, kRows * k.channels};
     int32_t c = 0;
-    if (k.pair_weights != nullptr || k.row_stride <= et_zephyr::native::kPointwiseStackDepth) {
+    if (k.pair_weights != nullptr || k.row_stride <= kPointwiseStackDepth) {
         for (; c + 1 < k.channels; c += 2) {
-            channel_pair(k, c);
+            channel_pair(k, output, c);
         }
     }
     for (; c < k.channels; c++) {
-        single_channel(k, c);
+        single_channel(k, output, c);
     }
 }
 
