@@ -48,43 +48,11 @@ _PATCH_BYTES = 8192
 _STACK_DEPTH = 128
 
 
-def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
-    """The scratch et-zephyr's Helium depthwise kernel needs for this call, or None
-    when the kernel does not run this shape (mirrors `handled_shape` in the C file)."""
-    x, weight, bias, stride, padding, dilation, depth_multiplier = node.args[:7]
-    multipliers, shifts = node.args[9:11]
-    x_val, w_val, out_val = x.meta["val"], weight.meta["val"], node.meta["val"]
-    if x_val.dim() != 4 or w_val.dim() != 4 or out_val.dim() != 4 or x_val.shape[0] != 1:
-        return None
-    if depth_multiplier != 1 or any(s != 1 for s in stride) or any(d != 1 for d in dilation):
-        return None
-    if len(padding) != 2 or any(p not in (0, 1) for p in padding):
-        return None
-    int32 = (multipliers, shifts) + ((bias,) if bias is not None else ())
-    if x_val.dtype != torch.int8 or w_val.dtype != torch.int8 or out_val.dtype != torch.int8:
-        return None
-    if any(t.meta["val"].dtype != torch.int32 for t in int32):
-        return None
-    channels = x_val.shape[1]
-    if channels % _LANES or tuple(w_val.shape) != (1, 3, 3, channels):
-        return None
-    if out_val.shape[1] != channels or any(t.meta["val"].numel() != channels for t in int32):
-        return None
-    if x_val.dim_order() != CHANNELS_LAST or out_val.dim_order() != CHANNELS_LAST:
-        return None
-    height, width = x_val.shape[2], x_val.shape[3]
-    pad_y, pad_x = padding
-    if out_val.shape[2] != height + 2 * pad_y - 2 or out_val.shape[3] != width + 2 * pad_x - 2:
-        return None
-    if out_val.shape[2] < 1 or out_val.shape[3] < 1:
-        return None
-    return _VECTOR_BYTES * (9 + 3 * (height + 2 * pad_y))
-
-
-def _int8_conv_operands(node: torch.fx.Node) -> bool:
-    """int8 input, weights and output, int32 bias and requantization, NHWC, batch 1."""
+def _int8_conv_operands(node: torch.fx.Node, multipliers_at: int) -> bool:
+    """4-D int8 input, weights and output, int32 bias and requantization (multipliers and
+    shifts at args[multipliers_at:]) with one value per output channel, NHWC."""
     x, weight, bias = node.args[:3]
-    multipliers, shifts = node.args[8:10]
+    multipliers, shifts = node.args[multipliers_at : multipliers_at + 2]
     x_val, w_val, out_val = x.meta["val"], weight.meta["val"], node.meta["val"]
     if x_val.dim() != 4 or w_val.dim() != 4 or out_val.dim() != 4:
         return False
@@ -99,6 +67,33 @@ def _int8_conv_operands(node: torch.fx.Node) -> bool:
     # One input channel: any dim order is the same bytes.
     x_channels_last = x_val.shape[1] == 1 or x_val.dim_order() == CHANNELS_LAST
     return x_channels_last and out_val.dim_order() == CHANNELS_LAST
+
+
+def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
+    """The scratch et-zephyr's Helium depthwise kernel needs for this call, or None
+    when the kernel does not run this shape (mirrors `handled_shape` in the C file)."""
+    if not _int8_conv_operands(node, multipliers_at=9):
+        return None
+    x, weight, _, stride, padding, dilation, depth_multiplier = node.args[:7]
+    x_val, w_val, out_val = x.meta["val"], weight.meta["val"], node.meta["val"]
+    if x_val.shape[0] != 1 or depth_multiplier != 1:
+        return None
+    if any(s != 1 for s in stride) or any(d != 1 for d in dilation):
+        return None
+    if len(padding) != 2 or any(p not in (0, 1) for p in padding):
+        return None
+    channels = x_val.shape[1]
+    if channels % _LANES or tuple(w_val.shape) != (1, 3, 3, channels):
+        return None
+    if out_val.shape[1] != channels:
+        return None
+    height, width = x_val.shape[2], x_val.shape[3]
+    pad_y, pad_x = padding
+    if out_val.shape[2] != height + 2 * pad_y - 2 or out_val.shape[3] != width + 2 * pad_x - 2:
+        return None
+    if out_val.shape[2] < 1 or out_val.shape[3] < 1:
+        return None
+    return _VECTOR_BYTES * (9 + 3 * (height + 2 * pad_y))
 
 
 def _runs_pointwise(node: torch.fx.Node) -> bool:
@@ -124,7 +119,7 @@ def conv_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
     weights for rows deeper than the stack holds, then, for a convolution with a window,
     the patches of a chunk of output pixels (pointwise layers read their input in
     place)."""
-    if node.target != _CONV or not _int8_conv_operands(node):
+    if node.target != _CONV or not _int8_conv_operands(node, multipliers_at=8):
         return None
     if _runs_pointwise(node):
         return _pair_weight_bytes(node.args[0].meta["val"].shape[1]) or None
