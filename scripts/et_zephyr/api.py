@@ -34,7 +34,7 @@ from .float_fallback import decompose_float_preserved_ops
 from .int8_edges import EdgeQuantization
 from .io_mode import FLOAT_IO, IOMode
 from .io_spec import program_io, with_program_dim_orders
-from .kernel_scratch import plan_own_kernel_scratch
+from .kernel_scratch import kernels_without_fallback, plan_own_kernel_scratch
 from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
 from .mean_as_matmul import means_to_matmuls
@@ -183,6 +183,7 @@ def _lower(
         dim_orders.default_dim_order_for_portable(lowered)
         # After the dim orders are final: the kernel runs channels-last tensors only.
         scratch_for = plan_own_kernel_scratch(lowered, target, options.kernels)
+        without_fallback = kernels_without_fallback(lowered, target, options.kernels)
         check_kernels(lowered)
         exposed = pipeline.expose_activations(lowered, options.expose_activations)
         io = program_io(lowered, quantized_edges)
@@ -257,6 +258,7 @@ def _lower(
             layer_data=layer_data,
             io_mode=options.io,
             scratch_for=scratch_for,
+            kernels_without_fallback=without_fallback,
         )
 
 

@@ -76,12 +76,18 @@ def build_artifacts(
     layer_data: tuple[list[LayerOrigin], dict[str, np.ndarray]] | None = None,
     io_mode: IOMode = FLOAT_IO,
     scratch_for: Sequence[str] = (),
+    kernels_without_fallback: Sequence[str] = (),
 ) -> Artifacts:
     kernels = program_kernels(pte)
     inputs, outputs = io
     manifest: dict[str, object] = {
         "name": name,
-        "target": {"cpu": target.name, "isa": target.isa, "scratch_for": list(scratch_for)},
+        "target": {
+            "cpu": target.name,
+            "isa": target.isa,
+            "scratch_for": list(scratch_for),
+            "kernels_without_fallback": list(kernels_without_fallback),
+        },
         "npu": npu,
         "io": io_mode.to_json(),
         "inputs": [i.to_json() for i in inputs],

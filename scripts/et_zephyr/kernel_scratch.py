@@ -15,7 +15,9 @@ scratch of any other size. Two of et-zephyr's kernels want another:
   values also take two channels' interleaved weights. KWS's first layer: 125 patches
   of 40 values, 6,000 bytes, where the layer's 8,000-byte output is the peak anyway.
 Each kernel runs a layer when its scratch is at least what it needs (the conditions
-below mirror the C files'). A program planned here needs firmware with
+below mirror the C files'). Where a kernel takes every call of the program, the
+firmware leaves out the upstream kernel it would hand the others to (the manifest's
+`target.kernels_without_fallback`). A program planned here needs firmware with
 CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE and CONFIG_ET_ZEPHYR_CONV_MVE (the manifest's
 `target.scratch_for` says which, the build checks it; `et-export --kernels cmsis-nn`
 plans CMSIS-NN's sizes instead).
@@ -171,3 +173,42 @@ def plan_own_kernel_scratch(program: ExportedProgram, target: Target, kernels: s
             needed_by.append(kernel)
     program.graph_module.recompile()
     return sorted(needed_by)
+
+
+def _conv_mve_takes(node: torch.fx.Node) -> bool:
+    """Whether conv_mve.cpp runs this call itself with the scratch it was planned."""
+    if not _int8_conv_operands(node, multipliers_at=8):
+        return False
+    if _runs_pointwise(node):
+        return True
+    if conv_mve_scratch_bytes(node) is None:
+        return False
+    # The patch path's fewest bytes: min(rows, _MIN_CHUNK_ROWS) patches (`chunk_rows`).
+    _, k_h, k_w, depth = node.args[1].meta["val"].shape
+    out_val = node.meta["val"]
+    rows = out_val.shape[2] * out_val.shape[3]
+    row_stride = -(-k_h * k_w * depth // _VECTOR_BYTES) * _VECTOR_BYTES
+    return node.args[-1].meta["val"].numel() >= row_stride * min(rows, _MIN_CHUNK_ROWS)
+
+
+def _depthwise_mve_takes(node: torch.fx.Node) -> bool:
+    needed = depthwise_mve_scratch_bytes(node)
+    return needed is not None and node.args[-1].meta["val"].numel() >= needed
+
+
+def kernels_without_fallback(program: ExportedProgram, target: Target, kernels: str) -> list[str]:
+    """The Helium kernels that run every call of their operator in the program themselves
+    (after the scratch is planned), so the firmware need not link the upstream kernel
+    they would hand a call to. Empty unless the program is for et-zephyr's kernels."""
+    if kernels != "et-zephyr" or target.isa != "mve":
+        return []
+    takes = {
+        _CONV: (CONV_MVE, _conv_mve_takes),
+        _DEPTHWISE_CONV: (DEPTHWISE_CONV_MVE, _depthwise_mve_takes),
+    }
+    taking: dict[str, bool] = {}
+    for node in program.graph_module.graph.nodes:
+        if node.op == "call_function" and node.target in takes:
+            kernel, runs = takes[node.target]
+            taking[kernel] = taking.get(kernel, True) and runs(node)
+    return sorted(kernel for kernel, every in taking.items() if every)

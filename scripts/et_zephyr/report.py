@@ -44,6 +44,12 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
         lines.append(
             f"firmware needs     CONFIG_ET_ZEPHYR_{kernel.upper()}=y (scratch planned for it)"
         )
+    without_fallback = target.get("kernels_without_fallback", [])
+    if without_fallback:
+        lines.append(
+            f"upstream fallback  none linked for {', '.join(without_fallback)} (they take "
+            "every call)"
+        )
     agreement = manifest["agreement"]
     if agreement is not None:
         lines.append(

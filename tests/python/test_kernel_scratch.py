@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Scratch sized for et-zephyr's Helium depthwise and convolution kernels
-(kernel_scratch.py), and the build's refusal of such a program on firmware without them."""
+(kernel_scratch.py), the kernels that take every call (built without their upstream
+fallback), and the build's refusal of such a program on firmware without them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from et_zephyr.kernel_scratch import (
     DEPTHWISE_CONV_MVE,
     conv_mve_scratch_bytes,
     depthwise_mve_scratch_bytes,
+    kernels_without_fallback,
     plan_own_kernel_scratch,
+    resize_scratch,
 )
 from et_zephyr.loading import load_model
 from et_zephyr.targets import resolve_target
@@ -165,3 +168,68 @@ def test_the_build_refuses_the_program_without_the_kernel() -> None:
     manifest["target"]["scratch_for"].append("conv_mve")
     with pytest.raises(gen.GenError, match="CONFIG_ET_ZEPHYR_CONV_MVE=y"):
         gen.check_scratch_kernels(manifest, ["depthwise_conv_mve"], None)
+
+
+def test_kws_kernels_take_every_call_so_no_fallback_is_built(export_kws) -> None:
+    target = export_kws("cortex-m55").manifest["target"]
+    assert target["kernels_without_fallback"] == [CONV_MVE, DEPTHWISE_CONV_MVE]
+    assert export_kws("cortex-m4").manifest["target"]["kernels_without_fallback"] == []
+
+
+def _patch_convs(program) -> list:
+    return [
+        node
+        for node in program.graph_module.graph.nodes
+        if node.target == CONV and tuple(node.args[1].meta["val"].shape[1:3]) != (1, 1)
+    ]
+
+
+def test_a_call_the_kernel_does_not_take_keeps_its_fallback() -> None:
+    m55 = resolve_target("cortex-m55")
+    program = _conv_shapes("cortex-m55")
+    plan_own_kernel_scratch(program, m55, "et-zephyr")
+    # The strided depthwise layer is CMSIS-NN's; every convolution is the kernel's.
+    assert kernels_without_fallback(program, m55, "et-zephyr") == [CONV_MVE]
+    assert kernels_without_fallback(program, m55, "cmsis-nn") == []
+    assert kernels_without_fallback(program, resolve_target("cortex-m4"), "et-zephyr") == []
+
+    # One patch convolution whose scratch holds one patch short of 16 (or of all).
+    node = _patch_convs(program)[0]
+    scratch = node.args[-1]
+    planned = scratch.meta["val"].numel()
+    _, k_h, k_w, depth = node.args[1].meta["val"].shape
+    out = node.meta["val"]
+    row_stride = -(-k_h * k_w * depth // 16) * 16
+    fewest = row_stride * min(16, out.shape[2] * out.shape[3])
+    resize_scratch(scratch, fewest - 1)
+    assert kernels_without_fallback(program, m55, "et-zephyr") == []
+    resize_scratch(scratch, fewest)
+    assert kernels_without_fallback(program, m55, "et-zephyr") == [CONV_MVE]
+    resize_scratch(scratch, planned)
+
+    # A dilated convolution is not the kernel's.
+    node.args = (*node.args[:5], [2, 2], *node.args[6:])
+    assert kernels_without_fallback(program, m55, "et-zephyr") == []
+
+
+def test_the_build_leaves_out_the_fallback_of_kernels_taking_every_call() -> None:
+    gen = generator_module()
+    kernels = REPO / "lib/src/kernels"
+    overrides = {
+        "cortex_m::quantized_conv2d.out": ("f", kernels / "conv_mve.cpp"),
+        "cortex_m::quantized_depthwise_conv2d.out": ("g", kernels / "depthwise_conv_mve.cpp"),
+        "cortex_m::quantized_linear.out": ("h", kernels / "linear_mve.cpp"),
+    }
+    manifest = {"target": {"kernels_without_fallback": [DEPTHWISE_CONV_MVE, CONV_MVE]}}
+    assert gen.sources_without_fallback(manifest, overrides, keep=False) == [
+        kernels / "conv_mve.cpp",
+        kernels / "depthwise_conv_mve.cpp",
+    ]
+    # CONFIG_ET_ZEPHYR_KERNEL_FALLBACKS, or a manifest from before the field.
+    assert gen.sources_without_fallback(manifest, overrides, keep=True) == []
+    assert gen.sources_without_fallback({"target": {}}, overrides, keep=False) == []
+    # A kernel the firmware does not build has no source to define it on.
+    del overrides["cortex_m::quantized_conv2d.out"]
+    assert gen.sources_without_fallback(manifest, overrides, keep=False) == [
+        kernels / "depthwise_conv_mve.cpp"
+    ]

@@ -348,7 +348,7 @@ function(et_zephyr_add_model target)
     endif()
   endforeach()
   foreach(_flag CORTEX_M_KERNELS:cortex-m PORTABLE_KERNELS:portable PROFILING:profiling
-                VERIFY_PROGRAM:verify)
+                VERIFY_PROGRAM:verify KERNEL_FALLBACKS:keep-fallbacks)
     string(REPLACE ":" ";" _kv ${_flag})
     list(GET _kv 0 _sym)
     list(GET _kv 1 _opt)
@@ -414,6 +414,10 @@ function(et_zephyr_add_model target)
   endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_inputs})
   include(${_out}/et_zephyr_sources.cmake)
+  if(ET_ZEPHYR_SOURCES_WITHOUT_FALLBACK)
+    set_property(SOURCE ${ET_ZEPHYR_SOURCES_WITHOUT_FALLBACK} APPEND
+                 PROPERTY COMPILE_DEFINITIONS ET_ZEPHYR_UPSTREAM_FALLBACK=0)
+  endif()
 
   # Model, registration and kernels: an object library whose objects land in
   # <target>; the linker's section GC drops what the model does not reach.

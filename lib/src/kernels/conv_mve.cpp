@@ -84,14 +84,17 @@ int64_t pair_weight_bytes(int64_t row_stride) {
     return row_stride > et_zephyr::native::kPointwiseStackDepth ? 2 * row_stride : 0;
 }
 
-/* Patches per chunk that `bytes` of scratch hold, or 0. */
-int32_t chunk_rows(int64_t bytes, int64_t rows, int64_t row_stride) {
-    int64_t chunk = bytes / row_stride;
-    if (chunk >= rows) {
-        return static_cast<int32_t>(rows);
+/* Patches per chunk that `bytes` of scratch hold, or 0. The divisions here
+ * are 32-bit (gathers_patches bounds the sizes): a 64-bit one would link a
+ * libgcc routine. */
+int32_t chunk_rows(int64_t bytes, int32_t rows, int32_t row_stride) {
+    const uint32_t usable = bytes > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(bytes);
+    const uint32_t fits = usable / static_cast<uint32_t>(row_stride);
+    if (fits >= static_cast<uint32_t>(rows)) {
+        return rows;
     }
-    chunk -= chunk % kChunkMultiple;
-    return chunk >= kMinChunkRows ? static_cast<int32_t>(chunk) : 0;
+    const int32_t chunk = static_cast<int32_t>(fits - fits % kChunkMultiple);
+    return chunk >= kMinChunkRows ? chunk : 0;
 }
 
 /* Whether a convolution with a window is one this kernel gathers patches for
@@ -118,13 +121,21 @@ bool gathers_patches(const Tensor &input, const Tensor &weight, const std::optio
         shifts.numel() != channels || (bias.has_value() && bias->numel() != channels)) {
         return false;
     }
-    if (out.size(2) != (input.size(2) + 2 * padding[0] - weight.size(1)) / stride[0] + 1 ||
-        out.size(3) != (input.size(3) + 2 * padding[1] - weight.size(2)) / stride[1] + 1) {
+    /* The padded input's span past one window, and the stride, in 32 bits
+     * for the division. */
+    const int64_t span_y = input.size(2) + 2 * padding[0] - weight.size(1);
+    const int64_t span_x = input.size(3) + 2 * padding[1] - weight.size(2);
+    if (span_y < 0 || span_x < 0 || span_y > INT32_MAX || span_x > INT32_MAX ||
+        stride[0] > INT32_MAX || stride[1] > INT32_MAX ||
+        out.size(2) != static_cast<int32_t>(span_y) / static_cast<int32_t>(stride[0]) + 1 ||
+        out.size(3) != static_cast<int32_t>(span_x) / static_cast<int32_t>(stride[1]) + 1) {
         return false;
     }
+    /* All patches' bytes fit 32 bits. */
     const int64_t row_stride = vector_bytes(weight.size(1) * weight.size(2) * weight.size(3));
     const int64_t rows = out.size(2) * out.size(3);
-    return rows >= 1 && rows <= INT32_MAX / row_stride;
+    return rows >= 1 && row_stride <= INT32_MAX && rows <= INT32_MAX &&
+           rows * row_stride <= INT32_MAX;
 }
 
 } // namespace
@@ -170,6 +181,10 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
         return out;
     }
     const auto upstream = [&]() -> Tensor & {
+        if constexpr (!kUpstreamFallback) {
+            context.fail(executorch::runtime::Error::NotSupported);
+            return out;
+        }
         return cortex_m::native::quantized_conv2d_out(context, input, weight, bias, stride, padding,
                                                       dilation, input_offset, output_offset,
                                                       requantize_multipliers, requantize_shifts,
@@ -179,7 +194,8 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
                          requantize_shifts, out)) {
         return upstream();
     }
-    const int64_t row_stride = vector_bytes(weight.size(1) * weight.size(2) * weight.size(3));
+    const auto row_stride =
+        static_cast<int32_t>(vector_bytes(weight.size(1) * weight.size(2) * weight.size(3)));
     const int32_t pixels = static_cast<int32_t>(out.size(2) * out.size(3));
     /* The scratch: where the patches come in chunks, each channel's base;
      * two channels' interleaved weights (deep patches); a chunk's patches.
@@ -222,7 +238,7 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
     patches.out_width = static_cast<int32_t>(out.size(3));
     patches.pad_value = static_cast<int8_t>(-input_offset);
     k.depth = patches.kernel_height * patches.kernel_width * patches.in_channels;
-    k.row_stride = static_cast<int32_t>(row_stride);
+    k.row_stride = row_stride;
     patches.row_stride = k.row_stride;
     int8_t *const buffer = scratch.mutable_data_ptr<int8_t>();
     if (lead_bytes > pair_bytes) {

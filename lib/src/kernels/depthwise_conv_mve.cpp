@@ -236,6 +236,10 @@ Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &context, const Tens
     Shape s{};
     if (!handled_shape(input, weight, bias, stride, padding, dilation, depth_multiplier,
                        requantize_multipliers, requantize_shifts, scratch, out, &s)) {
+        if constexpr (!kUpstreamFallback) {
+            context.fail(executorch::runtime::Error::NotSupported);
+            return out;
+        }
         return cortex_m::native::quantized_depthwise_conv2d_out(
             context, input, weight, bias, stride, padding, dilation, depth_multiplier, input_offset,
             output_offset, requantize_multipliers, requantize_shifts, activation_min,

@@ -58,14 +58,15 @@ bool handled(const Tensor &input, const Tensor &weights, const std::optional<Ten
             return false;
         }
     }
-    const int64_t depth = input.size(input.dim() - 1);
+    /* Tensor sizes are 32-bit (a 64-bit division would link a libgcc routine). */
+    const int32_t depth = static_cast<int32_t>(input.size(input.dim() - 1));
     const int64_t channels = weights.size(0);
-    if (weights.size(1) != depth || out.size(out.dim() - 1) != channels ||
+    if (weights.size(1) != depth || out.size(out.dim() - 1) != channels || depth < 1 ||
         depth % kPointwiseDepthStep != 0 || filter_offset != 0) {
         return false;
     }
-    const int64_t rows = input.numel() / depth;
-    if (rows < kMinRows || out.numel() != rows * channels || rows > INT32_MAX) {
+    const int32_t rows = static_cast<int32_t>(input.numel()) / depth;
+    if (rows < kMinRows || out.numel() != rows * channels) {
         return false;
     }
     if (multipliers.size() < 1 || shifts.size() < 1 || !fits_int32(multipliers[0]) ||
@@ -117,7 +118,7 @@ Tensor &quantized_linear_out(KernelRuntimeContext &context, const Tensor &input,
     k.depth = static_cast<int32_t>(weights.size(1));
     k.row_stride = k.depth;
     k.channels = static_cast<int32_t>(weights.size(0));
-    k.rows = static_cast<int32_t>(input.numel() / weights.size(1));
+    k.rows = static_cast<int32_t>(input.numel()) / k.depth;
     k.output_offset = static_cast<int32_t>(output_offset);
     k.activation_min = static_cast<int32_t>(activation_min);
     k.activation_max = static_cast<int32_t>(activation_max);

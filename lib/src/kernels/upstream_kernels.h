@@ -18,6 +18,21 @@
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
 
+namespace et_zephyr::native {
+
+/* Whether a kernel hands the calls it does not take to the upstream kernel.
+ * The build defines ET_ZEPHYR_UPSTREAM_FALLBACK=0 for a kernel that takes
+ * every call of the model's (et-export checks each against the kernel's
+ * conditions: the manifest's target.kernels_without_fallback); the upstream
+ * kernel and the CMSIS-NN functions under it are then not linked, and a call
+ * the kernel does not take fails with Error::NotSupported. */
+#ifndef ET_ZEPHYR_UPSTREAM_FALLBACK
+#define ET_ZEPHYR_UPSTREAM_FALLBACK 1
+#endif
+inline constexpr bool kUpstreamFallback = ET_ZEPHYR_UPSTREAM_FALLBACK != 0;
+
+} // namespace et_zephyr::native
+
 namespace cortex_m::native {
 
 using torch::executor::ArrayRef;
