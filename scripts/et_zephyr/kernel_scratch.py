@@ -66,9 +66,14 @@ def _int8_conv_operands(node: torch.fx.Node, multipliers_at: int) -> bool:
     channels = out_val.shape[1]
     if any(t.meta["val"].numel() != channels for t in int32):
         return False
-    # One input channel: any dim order is the same bytes.
-    x_channels_last = x_val.shape[1] == 1 or x_val.dim_order() == CHANNELS_LAST
-    return x_channels_last and out_val.dim_order() == CHANNELS_LAST
+    return has_nhwc_bytes(x_val) and has_nhwc_bytes(out_val)
+
+
+def has_nhwc_bytes(val: torch.Tensor) -> bool:
+    """conv_checks.h's: the dims over size 1 in NHWC order (a size-1 dim may sit
+    anywhere: the program derives dim orders from strides, which do not place it)."""
+    order = [d for d in val.dim_order() if val.shape[d] != 1]
+    return order == [d for d in CHANNELS_LAST if val.shape[d] != 1]
 
 
 def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:

@@ -6,6 +6,7 @@ fallback), and the build's refusal of such a program on firmware without them.""
 from __future__ import annotations
 
 import pytest
+import torch
 from conftest import CONV, DEPTHWISE, REPO, generator_module, lowered_by_upstream
 from et_zephyr import dim_orders, pipeline
 from et_zephyr.kernel_scratch import (
@@ -13,6 +14,7 @@ from et_zephyr.kernel_scratch import (
     DEPTHWISE_CONV_MVE,
     conv_mve_scratch_bytes,
     depthwise_mve_scratch_bytes,
+    has_nhwc_bytes,
     kernels_without_fallback,
     plan_own_kernel_scratch,
     resize_scratch,
@@ -233,3 +235,22 @@ def test_the_build_leaves_out_the_fallback_of_kernels_taking_every_call() -> Non
     assert gen.sources_without_fallback(manifest, overrides, keep=False) == [
         kernels / "depthwise_conv_mve.cpp"
     ]
+
+
+def test_nhwc_bytes_ignore_where_a_size_1_dim_sits() -> None:
+    nhwc = torch.empty(1, 8, 9, 5).to(memory_format=torch.channels_last)
+    assert has_nhwc_bytes(nhwc)
+    assert not has_nhwc_bytes(torch.empty(1, 8, 9, 5))
+    # One channel, or one pixel: NCHW and NHWC are the same bytes; 0, 2, 1, 3 is not
+    # NHWC for a 9 x 5 map of 8 channels, but is for one channel.
+    assert has_nhwc_bytes(torch.empty(1, 1, 9, 5))
+    assert has_nhwc_bytes(torch.empty(1, 8, 1, 1))
+    assert has_nhwc_bytes(
+        torch.empty(1, 1, 9, 5).permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
+    )
+    assert not has_nhwc_bytes(
+        torch.empty(1, 8, 9, 5).permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
+    )
+    # A row: channels before the width is not NHWC.
+    assert not has_nhwc_bytes(torch.empty(1, 8, 1, 5))
+    assert has_nhwc_bytes(torch.empty(1, 8, 1, 5).to(memory_format=torch.channels_last))

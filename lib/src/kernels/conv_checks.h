@@ -16,12 +16,31 @@
 #include <optional>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
-#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 
 namespace et_zephyr::native {
 
-inline bool is_channels_last(const torch::executor::Tensor &t) {
-    return executorch::runtime::is_channels_last_dim_order(t.dim_order().data(), t.dim());
+/* A 4-D tensor whose bytes are in NHWC order: its dims over size 1 come in
+ * that order. A size-1 dim may sit anywhere in the dim order (the program
+ * derives a tensor's dim order from its strides, which do not place it). */
+inline bool has_nhwc_bytes(const torch::executor::Tensor &t) {
+    static constexpr uint8_t kNhwc[4] = {0, 2, 3, 1};
+    if (t.dim() != 4) {
+        return false;
+    }
+    int32_t next = 0;
+    for (const uint8_t dim : t.dim_order()) {
+        if (t.size(dim) == 1) {
+            continue;
+        }
+        while (next < 4 && t.size(kNhwc[next]) == 1) {
+            next++;
+        }
+        if (next == 4 || kNhwc[next] != dim) {
+            return false;
+        }
+        next++;
+    }
+    return true;
 }
 
 /* A 2-D convolution parameter (stride, padding, dilation) with both values

@@ -37,7 +37,7 @@ using et_zephyr::native::channel_is_exact;
 using et_zephyr::native::channel_requantization;
 using et_zephyr::native::ChannelRequantization;
 using et_zephyr::native::has_int8_types;
-using et_zephyr::native::is_channels_last;
+using et_zephyr::native::has_nhwc_bytes;
 using et_zephyr::native::requantize;
 using et_zephyr::native::requantize_clamped;
 using torch::executor::ArrayRef;
@@ -100,9 +100,9 @@ bool handled(const Tensor &input, const Tensor &weight, const std::optional<Tens
         stride[0] < 1 || stride[1] < 1 || padding[0] < 0 || padding[1] < 0) {
         return false;
     }
-    /* One input channel: both dim orders are the same bytes. */
-    if (!has_int8_types(input, weight, bias, multipliers, shifts, out) ||
-        (input.size(1) != 1 && !is_channels_last(input)) || !is_channels_last(out)) {
+    /* KWS's first layer: one input channel, contiguous in the program. */
+    if (!has_int8_types(input, weight, bias, multipliers, shifts, out) || !has_nhwc_bytes(input) ||
+        !has_nhwc_bytes(out)) {
         return false;
     }
     const int64_t channels = out.size(1);

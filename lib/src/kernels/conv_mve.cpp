@@ -34,7 +34,7 @@
 using et_zephyr::native::all_equal;
 using et_zephyr::native::gather_patches;
 using et_zephyr::native::has_int8_types;
-using et_zephyr::native::is_channels_last;
+using et_zephyr::native::has_nhwc_bytes;
 using et_zephyr::native::kPointwiseDepthStep;
 using et_zephyr::native::Patches;
 using et_zephyr::native::pointwise_channel_bases;
@@ -71,7 +71,7 @@ bool is_pointwise(const Tensor &input, const Tensor &weight, const std::optional
            input.size(0) == out.size(0) && input.size(2) == out.size(2) &&
            input.size(3) == out.size(3) && multipliers.numel() == channels &&
            shifts.numel() == channels && (!bias.has_value() || bias->numel() == channels) &&
-           is_channels_last(input) && is_channels_last(out);
+           has_nhwc_bytes(input) && has_nhwc_bytes(out);
 }
 
 /* A row of values rounded up to whole vectors. */
@@ -108,10 +108,9 @@ bool gathers_patches(const Tensor &input, const Tensor &weight, const std::optio
         padding[0] < 0 || padding[1] < 0) {
         return false;
     }
-    /* One input channel: any dim order is the same bytes (KWS's first layer is
-     * contiguous in the program). */
-    if (!has_int8_types(input, weight, bias, multipliers, shifts, out) ||
-        (input.size(1) != 1 && !is_channels_last(input)) || !is_channels_last(out)) {
+    /* KWS's first layer: one input channel, contiguous in the program. */
+    if (!has_int8_types(input, weight, bias, multipliers, shifts, out) || !has_nhwc_bytes(input) ||
+        !has_nhwc_bytes(out)) {
         return false;
     }
     const int64_t channels = out.size(1);

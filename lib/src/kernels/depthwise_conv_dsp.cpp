@@ -41,7 +41,7 @@ using et_zephyr::native::channel_is_exact;
 using et_zephyr::native::channel_requantization;
 using et_zephyr::native::ChannelRequantization;
 using et_zephyr::native::has_int8_types;
-using et_zephyr::native::is_channels_last;
+using et_zephyr::native::has_nhwc_bytes;
 using et_zephyr::native::requantize;
 using et_zephyr::native::requantize_clamped;
 using torch::executor::ArrayRef;
@@ -99,8 +99,8 @@ bool handled(const Tensor &input, const Tensor &weight, const std::optional<Tens
         padding[1] > 1) {
         return false;
     }
-    if (!has_int8_types(input, weight, bias, multipliers, shifts, out) ||
-        !is_channels_last(input) || !is_channels_last(out)) {
+    if (!has_int8_types(input, weight, bias, multipliers, shifts, out) || !has_nhwc_bytes(input) ||
+        !has_nhwc_bytes(out)) {
         return false;
     }
     const int64_t channels = input.size(1);

@@ -41,7 +41,7 @@
 
 using et_zephyr::native::all_equal;
 using et_zephyr::native::has_int8_types;
-using et_zephyr::native::is_channels_last;
+using et_zephyr::native::has_nhwc_bytes;
 using et_zephyr::native::make_requantization;
 using et_zephyr::native::Requantization;
 using et_zephyr::native::requantize;
@@ -98,7 +98,7 @@ bool handled_shape(const Tensor &input, const Tensor &weight, const std::optiona
         return false;
     }
     /* The scratch holds float32 vectors: word aligned. */
-    if (!is_channels_last(input) || !is_channels_last(out) ||
+    if (!has_nhwc_bytes(input) || !has_nhwc_bytes(out) ||
         (reinterpret_cast<uintptr_t>(scratch.const_data_ptr()) & 3U) != 0) {
         return false;
     }

@@ -39,6 +39,11 @@ using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
 using torch::executor::Tensor;
 
+/* op_quantized_add.cpp */
+Tensor &quantized_add_out(KernelRuntimeContext &, const Tensor &, int64_t, int64_t, int64_t,
+                          const Tensor &, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                          int64_t, int64_t, Tensor &);
+
 /* op_quantized_conv2d.cpp */
 Tensor &quantized_conv2d_out(KernelRuntimeContext &, const Tensor &, const Tensor &,
                              const std::optional<Tensor> &, ArrayRef<int64_t>, ArrayRef<int64_t>,
