@@ -40,63 +40,84 @@ inline void fill_bytes(int8_t *dst, int8x16_t value, int32_t n) {
     }
 }
 
+/* The window's rows (or columns) inside the input, [begin, end), for a
+ * window of `size` starting at `origin` over an input of `extent`. */
+struct Span {
+    int32_t begin;
+    int32_t end;
+};
+
+inline Span inside(int32_t origin, int32_t size, int32_t extent) {
+    const int32_t begin = clamp(-origin, 0, size);
+    return {begin, clamp(extent - origin, begin, size)};
+}
+
 } // namespace
 
 namespace et_zephyr::native {
 
+/*
+ * Output pixels go a row at a time: which window rows lie inside the input is
+ * worked out once per output row, and each patch's window columns (all of them
+ * away from the left and right edges) from its x, which steps by the stride.
+ */
 void gather_patches(const Patches &patches, int32_t first, int32_t count, int8_t *rows) {
     /* A copy: the int8 stores below could alias the caller's struct. */
     const Patches p = patches;
     const int8x16_t pad = vdupq_n_s8(p.pad_value);
     const int32_t window_row = p.kernel_width * p.in_channels;
-    for (int32_t i = 0; i < count; i++) {
-        const int32_t out_y = (first + i) / p.out_width;
-        const int32_t out_x = (first + i) % p.out_width;
+    const int32_t source_row = p.in_width * p.in_channels;
+    const int32_t source_step = p.stride_x * p.in_channels;
+    int32_t out_y = first / p.out_width;
+    int32_t out_x = first - out_y * p.out_width;
+    while (count > 0) {
+        const int32_t run = count < p.out_width - out_x ? count : p.out_width - out_x;
         const int32_t y0 = out_y * p.stride_y - p.pad_y;
-        const int32_t x0 = out_x * p.stride_x - p.pad_x;
-        /* The window's columns inside the input: [begin, end). */
-        const int32_t begin = clamp(-x0, 0, p.kernel_width);
-        const int32_t end = clamp(p.in_width - x0, begin, p.kernel_width);
-        const int32_t left = begin * p.in_channels;
-        const int32_t inside = (end - begin) * p.in_channels;
-        const int32_t right = window_row - left - inside;
-        int8_t *row = rows + i * p.row_stride;
-        const int8_t *source = p.input + (y0 * p.in_width + x0 + begin) * p.in_channels;
-        const int32_t source_row = p.in_width * p.in_channels;
-        if (window_row <= kVector) {
-            /* One vector a window row: the input's lanes loaded, the padding's
-             * selected (a predicated-off lane is not read). */
-            const mve_pred16_t stored = vctp8q(static_cast<uint32_t>(window_row));
-            const mve_pred16_t loaded =
-                vctp8q(static_cast<uint32_t>(left + inside)) ^ vctp8q(static_cast<uint32_t>(left));
-            source -= left;
-            for (int32_t y = y0; y < y0 + p.kernel_height; y++, row += window_row) {
-                const bool inside_rows = y >= 0 && y < p.in_height;
-                const int8x16_t values =
-                    inside_rows ? vpselq_s8(vldrbq_z_s8(source, loaded), pad, loaded) : pad;
-                vstrbq_p_s8(row, values, stored);
-                source += source_row;
-            }
-            continue;
-        }
-        if (left == 0 && right == 0 && y0 >= 0 && y0 + p.kernel_height <= p.in_height) {
-            /* Inside the input: the window's rows only. */
-            for (int32_t ky = 0; ky < p.kernel_height; ky++, row += window_row) {
-                copy_bytes(row, source, window_row);
-                source += source_row;
-            }
-            continue;
-        }
-        for (int32_t y = y0; y < y0 + p.kernel_height; y++, row += window_row) {
-            if (y < 0 || y >= p.in_height) {
-                fill_bytes(row, pad, window_row);
+        const Span ky = inside(y0, p.kernel_height, p.in_height);
+        int32_t x0 = out_x * p.stride_x - p.pad_x;
+        /* The input offset of the patch's first window row inside the input. */
+        int32_t offset = (y0 + ky.begin) * source_row + x0 * p.in_channels;
+        int8_t *row = rows;
+        for (int32_t i = 0; i < run; i++, x0 += p.stride_x, offset += source_step) {
+            const Span kx = inside(x0, p.kernel_width, p.in_width);
+            const int32_t left = kx.begin * p.in_channels;
+            const int32_t copied = (kx.end - kx.begin) * p.in_channels;
+            int8_t *dst = row;
+            row += p.row_stride;
+            fill_bytes(dst, pad, ky.begin * window_row);
+            dst += ky.begin * window_row;
+            const int8_t *source = p.input + offset;
+            if (window_row <= kVector) {
+                /* One vector a window row: the input's lanes loaded, the
+                 * padding's selected (a predicated-off lane is not read). */
+                const mve_pred16_t stored = vctp8q(static_cast<uint32_t>(window_row));
+                const mve_pred16_t loaded = vctp8q(static_cast<uint32_t>(left + copied)) ^
+                                            vctp8q(static_cast<uint32_t>(left));
+                for (int32_t y = ky.begin; y < ky.end; y++, dst += window_row) {
+                    vstrbq_p_s8(dst, vpselq_s8(vldrbq_z_s8(source, loaded), pad, loaded), stored);
+                    source += source_row;
+                }
+            } else if (copied == window_row) {
+                for (int32_t y = ky.begin; y < ky.end; y++, dst += window_row) {
+                    copy_bytes(dst, source, window_row);
+                    source += source_row;
+                }
             } else {
-                fill_bytes(row, pad, left);
-                copy_bytes(row + left, source, inside);
-                fill_bytes(row + left + inside, pad, right);
+                source += left;
+                const int32_t right = window_row - left - copied;
+                for (int32_t y = ky.begin; y < ky.end; y++, dst += window_row) {
+                    fill_bytes(dst, pad, left);
+                    copy_bytes(dst + left, source, copied);
+                    fill_bytes(dst + left + copied, pad, right);
+                    source += source_row;
+                }
             }
-            source += source_row;
+            fill_bytes(dst, pad, (p.kernel_height - ky.end) * window_row);
         }
+        rows += run * p.row_stride;
+        count -= run;
+        out_x = 0;
+        out_y++;
     }
 }
 
