@@ -34,7 +34,8 @@ inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
     }
 }
 
-inline void fill_bytes(int8_t *dst, int8x16_t value, int32_t n) {
+/* Out of line: padding runs are the edges' (a call there costs little). */
+__attribute__((noinline)) void fill_bytes(int8_t *dst, int8x16_t value, int32_t n) {
     for (; n > 0; n -= kVector, dst += kVector) {
         vstrbq_p_s8(dst, value, vctp8q(static_cast<uint32_t>(n)));
     }
@@ -58,8 +59,8 @@ namespace et_zephyr::native {
 
 /*
  * Output pixels go a row at a time: which window rows lie inside the input is
- * worked out once per output row, and each patch's window columns (all of them
- * away from the left and right edges) from its x, which steps by the stride.
+ * worked out once per output row, and which window columns do from each
+ * patch's x, which steps by the stride.
  */
 void gather_patches(const Patches &patches, int32_t first, int32_t count, int8_t *rows) {
     /* A copy: the int8 stores below could alias the caller's struct. */
@@ -84,8 +85,10 @@ void gather_patches(const Patches &patches, int32_t first, int32_t count, int8_t
             const int32_t copied = (kx.end - kx.begin) * p.in_channels;
             int8_t *dst = row;
             row += p.row_stride;
-            fill_bytes(dst, pad, ky.begin * window_row);
-            dst += ky.begin * window_row;
+            if (ky.begin > 0) {
+                fill_bytes(dst, pad, ky.begin * window_row);
+                dst += ky.begin * window_row;
+            }
             const int8_t *source = p.input + offset;
             if (window_row <= kVector) {
                 /* One vector a window row: the input's lanes loaded, the
@@ -97,22 +100,23 @@ void gather_patches(const Patches &patches, int32_t first, int32_t count, int8_t
                     vstrbq_p_s8(dst, vpselq_s8(vldrbq_z_s8(source, loaded), pad, loaded), stored);
                     source += source_row;
                 }
-            } else if (copied == window_row) {
-                for (int32_t y = ky.begin; y < ky.end; y++, dst += window_row) {
-                    copy_bytes(dst, source, window_row);
-                    source += source_row;
-                }
             } else {
                 source += left;
                 const int32_t right = window_row - left - copied;
                 for (int32_t y = ky.begin; y < ky.end; y++, dst += window_row) {
-                    fill_bytes(dst, pad, left);
+                    if (left > 0) {
+                        fill_bytes(dst, pad, left);
+                    }
                     copy_bytes(dst + left, source, copied);
-                    fill_bytes(dst + left + copied, pad, right);
+                    if (right > 0) {
+                        fill_bytes(dst + left + copied, pad, right);
+                    }
                     source += source_row;
                 }
             }
-            fill_bytes(dst, pad, (p.kernel_height - ky.end) * window_row);
+            if (ky.end < p.kernel_height) {
+                fill_bytes(dst, pad, (p.kernel_height - ky.end) * window_row);
+            }
         }
         rows += run * p.row_stride;
         count -= run;
