@@ -100,6 +100,12 @@ void gather_patches(const Patches &patches, int32_t first, int32_t count, int8_t
                     vstrbq_p_s8(dst, vpselq_s8(vldrbq_z_s8(source, loaded), pad, loaded), stored);
                     source += source_row;
                 }
+            } else if (copied == window_row) {
+                /* Away from the left and right edges: the rows are copies. */
+                for (int32_t y = ky.begin; y < ky.end; y++, dst += window_row) {
+                    copy_bytes(dst, source, window_row);
+                    source += source_row;
+                }
             } else {
                 source += left;
                 const int32_t right = window_row - left - copied;
