@@ -47,8 +47,8 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
     without_fallback = target.get("kernels_without_fallback", [])
     if without_fallback:
         lines.append(
-            f"upstream fallback  none linked for {', '.join(without_fallback)} (they take "
-            "every call)"
+            f"upstream fallback  not built for {', '.join(without_fallback)}: they take every "
+            "call (CONFIG_ET_ZEPHYR_KERNEL_FALLBACKS=y builds it)"
         )
     agreement = manifest["agreement"]
     if agreement is not None:

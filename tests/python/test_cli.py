@@ -63,6 +63,19 @@ def test_report_and_default_output_folder(tmp_path: Path) -> None:
     assert "MACs on CMSIS-NN   192 of 192 (100.0 %)" in result.stdout
 
 
+def test_report_names_the_kernels_built_without_fallback(tmp_path: Path) -> None:
+    kws = f"{REPO / 'samples/kws/model.py'}:kws"
+    helium = et_export(kws, "--target", "cortex-m55", "--vectors", "1", cwd=tmp_path)
+    assert helium.returncode == 0, helium.stderr
+    assert (
+        "upstream fallback  not built for conv_mve, depthwise_conv_mve: they take every call"
+        in helium.stdout
+    )
+    dsp = et_export(kws, "--target", "cortex-m33", "--vectors", "1", cwd=tmp_path)
+    assert dsp.returncode == 0, dsp.stderr
+    assert "upstream fallback" not in dsp.stdout
+
+
 def test_json_prints_the_manifest(tmp_path: Path) -> None:
     result = et_export(f"{MODELS}:tiny", "--name", "tiny", "--json", "-o", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
