@@ -181,7 +181,7 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
     }
     const auto upstream = [&]() -> Tensor & {
         if constexpr (!kUpstreamFallback) {
-            context.fail(executorch::runtime::Error::NotSupported);
+            fail_without_fallback(context, "conv_mve");
             return out;
         }
         return cortex_m::native::quantized_conv2d_out(context, input, weight, bias, stride, padding,

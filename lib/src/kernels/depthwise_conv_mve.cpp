@@ -237,7 +237,7 @@ Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &context, const Tens
     if (!handled_shape(input, weight, bias, stride, padding, dilation, depth_multiplier,
                        requantize_multipliers, requantize_shifts, scratch, out, &s)) {
         if constexpr (!kUpstreamFallback) {
-            context.fail(executorch::runtime::Error::NotSupported);
+            fail_without_fallback(context, "depthwise_conv_mve");
             return out;
         }
         return cortex_m::native::quantized_depthwise_conv2d_out(

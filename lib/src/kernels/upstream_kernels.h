@@ -17,6 +17,7 @@
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
+#include <executorch/runtime/platform/log.h>
 
 namespace et_zephyr::native {
 
@@ -30,6 +31,16 @@ namespace et_zephyr::native {
 #define ET_ZEPHYR_UPSTREAM_FALLBACK 1
 #endif
 inline constexpr bool kUpstreamFallback = ET_ZEPHYR_UPSTREAM_FALLBACK != 0;
+
+/* Fails a call the kernel does not take, where it has no upstream kernel. */
+inline void fail_without_fallback(torch::executor::KernelRuntimeContext &context,
+                                  const char *kernel) {
+    ET_LOG(Error,
+           "%s: call outside the kernel's shapes, built without its upstream fallback "
+           "(CONFIG_ET_ZEPHYR_KERNEL_FALLBACKS=y keeps it)",
+           kernel);
+    context.fail(executorch::runtime::Error::NotSupported);
+}
 
 } // namespace et_zephyr::native
 
