@@ -6,7 +6,8 @@ scratch of any other size. Two of et-zephyr's kernels want another:
 - 3x3 depthwise (lib/src/kernels/depthwise_conv_mve.cpp): CMSIS-NN's
   arm_depthwise_conv_s8_opt takes an im2col buffer for 124 channels of a 3x3 window,
   4,464 bytes whatever the layer, live beside the layer's input and output, so at KWS's
-  peak; the kernel needs 16 * (9 + 3 * (H + 2 * pad)) bytes, 1,440 for KWS.
+  peak; the kernel needs 16 * (9 + 3 * R) bytes for the R = (H_out - 1) * stride + 3
+  input rows its outputs read, 1,440 for KWS.
 - Convolutions with a window (lib/src/kernels/conv_mve.cpp): CMSIS-NN's arm_convolve_s8
   gathers the patches of 4 output pixels at a time and its matrix product sets up
   every output channel again for them; the kernel gathers as many as its scratch
@@ -17,10 +18,10 @@ scratch of any other size. Two of et-zephyr's kernels want another:
 Each kernel runs a layer when its scratch is at least what it needs (the conditions
 below mirror the C files'). Where a kernel takes every call of the program, the
 firmware leaves out the upstream kernel it would hand the others to (the manifest's
-`target.kernels_without_fallback`). A program planned here needs firmware with
-CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE and CONFIG_ET_ZEPHYR_CONV_MVE (the manifest's
-`target.scratch_for` says which, the build checks it; `et-export --kernels cmsis-nn`
-plans CMSIS-NN's sizes instead).
+`target.kernels_without_fallback`; the linear kernel, which needs no scratch, as well).
+A program planned here needs firmware with CONFIG_ET_ZEPHYR_DEPTHWISE_CONV_MVE and
+CONFIG_ET_ZEPHYR_CONV_MVE (the manifest's `target.scratch_for` says which, the build
+checks it; `et-export --kernels cmsis-nn` plans CMSIS-NN's sizes instead).
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ from .targets import Target
 
 _DEPTHWISE_CONV = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
 _CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
+_LINEAR = exir_ops.edge.cortex_m.quantized_linear.default
 # The firmware kernels named as in the manifest and in gen.py's --scratch-kernel.
 DEPTHWISE_CONV_MVE = "depthwise_conv_mve"
 CONV_MVE = "conv_mve"
+LINEAR_MVE = "linear_mve"
 CHANNELS_LAST = (0, 2, 3, 1)
 _LANES = 4  # channels per float32 vector
 _VECTOR_BYTES = 16
@@ -85,7 +88,10 @@ def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
     x_val, w_val, out_val = x.meta["val"], weight.meta["val"], node.meta["val"]
     if x_val.shape[0] != 1 or depth_multiplier != 1:
         return None
-    if any(s != 1 for s in stride) or any(d != 1 for d in dilation):
+    # 1 both ways, or 2 down and 1 or 2 across.
+    if tuple(stride) not in ((1, 1), (2, 1), (2, 2)):
+        return None
+    if len(dilation) != 2 or any(d != 1 for d in dilation):
         return None
     if len(padding) != 2 or any(p not in (0, 1) for p in padding):
         return None
@@ -94,13 +100,14 @@ def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
         return None
     if out_val.shape[1] != channels:
         return None
-    height, width = x_val.shape[2], x_val.shape[3]
-    pad_y, pad_x = padding
-    if out_val.shape[2] != height + 2 * pad_y - 2 or out_val.shape[3] != width + 2 * pad_x - 2:
+    padded = (x_val.shape[2] + 2 * padding[0], x_val.shape[3] + 2 * padding[1])
+    if min(padded) < 3:
         return None
-    if out_val.shape[2] < 1 or out_val.shape[3] < 1:
+    if any(out_val.shape[2 + d] != (padded[d] - 3) // stride[d] + 1 for d in (0, 1)):
         return None
-    return _VECTOR_BYTES * (9 + 3 * (height + 2 * pad_y))
+    # The 9 taps, then 3 input columns of the rows the outputs read.
+    column_height = (out_val.shape[2] - 1) * stride[0] + 3
+    return _VECTOR_BYTES * (9 + 3 * column_height)
 
 
 def _runs_pointwise(node: torch.fx.Node) -> bool:
@@ -201,6 +208,40 @@ def _depthwise_mve_takes(node: torch.fx.Node) -> bool:
     return needed is not None and node.args[-1].meta["val"].numel() >= needed
 
 
+def _is_contiguous(val: torch.Tensor) -> bool:
+    return tuple(val.dim_order()) == tuple(range(val.dim()))
+
+
+def _linear_mve_takes(node: torch.fx.Node) -> bool:
+    """Whether linear_mve.cpp runs this call itself (mirrors its `handled`)."""
+    x, weights, bias, kernel_sum = node.args[:4]
+    filter_offset = node.args[5]
+    multipliers, shifts = node.args[7:9]
+    x_val, w_val, out_val = x.meta["val"], weights.meta["val"], node.meta["val"]
+    if any(v.dtype != torch.int8 for v in (x_val, w_val, out_val)):
+        return False
+    if x_val.dim() < 1 or out_val.dim() < 1 or w_val.dim() != 2:
+        return False
+    channels, depth = w_val.shape
+    for terms in (bias, kernel_sum):
+        if terms is not None and (
+            terms.meta["val"].dtype != torch.int32 or terms.meta["val"].numel() != channels
+        ):
+            return False
+    if x_val.shape[-1] != depth or out_val.shape[-1] != channels:
+        return False
+    if depth < 1 or depth % _VECTOR_BYTES or filter_offset != 0:
+        return False
+    rows = x_val.numel() // depth
+    if rows < 1 or out_val.numel() != rows * channels:
+        return False
+    if not multipliers or not shifts or not -(2**31) <= multipliers[0] < 2**31:
+        return False
+    if not -31 <= shifts[0] <= 31:
+        return False
+    return all(_is_contiguous(v) for v in (x_val, w_val, out_val))
+
+
 def kernels_without_fallback(program: ExportedProgram, target: Target, kernels: str) -> list[str]:
     """The Helium kernels that run every call of their operator in the program themselves
     (after the scratch is planned), so the firmware need not link the upstream kernel
@@ -210,6 +251,7 @@ def kernels_without_fallback(program: ExportedProgram, target: Target, kernels: 
     takes = {
         _CONV: (CONV_MVE, _conv_mve_takes),
         _DEPTHWISE_CONV: (DEPTHWISE_CONV_MVE, _depthwise_mve_takes),
+        _LINEAR: (LINEAR_MVE, _linear_mve_takes),
     }
     taking: dict[str, bool] = {}
     for node in program.graph_module.graph.nodes:

@@ -3,8 +3,9 @@
 
 Every branch is an output of its own, so a wrong byte shows which shape broke:
 3x3 depthwise with and without padding, bias and ReLU, outputs that are not a
-multiple of the kernels' 4-pixel blocks or 2-pixel pairs, a stride-2 depthwise
-(upstream kernel), rows wide enough for the DSP kernel's strips and too wide
+multiple of the kernels' 4-pixel blocks or 2-pixel pairs, stride-2 depthwise
+layers, valid and padded, both ways (Helium kernel; DSP: upstream kernel) or
+across only (upstream kernel), rows wide enough for the DSP kernel's strips and too wide
 for it, a column too tall for the Helium kernel to need less scratch than
 CMSIS-NN (et-export then keeps CMSIS-NN's buffer: upstream kernel), and
 pointwise convolutions whose depth is (own kernels) or is not a multiple of 16
@@ -35,6 +36,15 @@ class ConvShapes(nn.Module):
         self.depthwise_valid = nn.Conv2d(channels, channels, 3, groups=channels, bias=False)
         self.depthwise_rows = nn.Conv2d(channels, channels, 3, padding=(1, 0), groups=channels)
         self.depthwise_strided = nn.Conv2d(channels, channels, 3, stride=2, groups=channels)
+        self.depthwise_strided_padded = nn.Conv2d(
+            channels, channels, 3, stride=2, padding=1, groups=channels
+        )
+        self.depthwise_strided_even = nn.Conv2d(
+            channels, channels, 3, stride=2, padding=1, groups=channels
+        )
+        self.depthwise_strided_across = nn.Conv2d(
+            channels, channels, 3, stride=(1, 2), padding=(0, 1), groups=channels
+        )
         self.pointwise_widen = nn.Conv2d(channels, 16, 1)
         self.pointwise_deep = nn.Conv2d(16, 20, 1)
         self.depthwise_wide = nn.Conv2d(20, 20, 3, padding=1, groups=20)
@@ -62,6 +72,11 @@ class ConvShapes(nn.Module):
             self.depthwise_valid(x),
             self.depthwise_rows(x),
             self.depthwise_strided(x),
+            # 27 rows: 14 outputs down a column, 3 blocks of 4 and 2 more.
+            torch.relu(self.depthwise_strided_padded(torch.cat([x] * 3, dim=2))),
+            # 10 rows: the bottom padding row is never read.
+            self.depthwise_strided_even(torch.cat([x, x[:, :, :1]], dim=2)),
+            self.depthwise_strided_across(x),
             deep,
             torch.relu(self.depthwise_wide(deep)),
             self.pointwise_odd(wide),

@@ -12,6 +12,7 @@ from et_zephyr import dim_orders, pipeline
 from et_zephyr.kernel_scratch import (
     CONV_MVE,
     DEPTHWISE_CONV_MVE,
+    LINEAR_MVE,
     conv_mve_scratch_bytes,
     depthwise_mve_scratch_bytes,
     has_nhwc_bytes,
@@ -56,16 +57,28 @@ def test_the_kernels_shapes_get_its_size_and_others_none(helium_program) -> None
     for node in helium_program.graph_module.graph.nodes:
         if node.target != DEPTHWISE:
             continue
-        x = node.args[0].meta["val"]
-        stride, padding = node.args[3], node.args[4]
+        x, out = node.args[0].meta["val"], node.meta["val"]
+        stride = node.args[3]
         expected = None
-        if stride == [1, 1] and x.shape[1] % 4 == 0:
-            expected = 16 * (9 + 3 * (x.shape[2] + 2 * padding[0]))
+        if x.shape[1] % 4 == 0 and stride != [1, 2]:
+            # The rows the outputs read, of 3 input columns, and the 9 taps.
+            expected = 16 * (9 + 3 * ((out.shape[2] - 1) * stride[0] + 3))
         sizes[node.name] = depthwise_mve_scratch_bytes(node)
         assert sizes[node.name] == expected, node.name
-    # A strided one (None), padded and valid ones, and the tall column (4,560 bytes).
+    # Padded and valid ones, strided ones (a padded one over 27 rows: 14 outputs read
+    # all 29 padded rows; one strided only across: the upstream kernel's), and the tall
+    # column (4,560 bytes).
     assert None in sizes.values()
+    assert 16 * (9 + 3 * 29) in sizes.values()
     assert 16 * (9 + 3 * 92) in sizes.values()
+    # Others: stride 3, dilation 2, padding 2 (the node's own arguments changed and put
+    # back).
+    node = next(n for n in helium_program.graph_module.graph.nodes if n.target == DEPTHWISE)
+    args = node.args
+    for position, value in ((3, [3, 3]), (5, [2, 2]), (4, [2, 2])):
+        node.args = (*args[:position], value, *args[position + 1 :])
+        assert depthwise_mve_scratch_bytes(node) is None, (position, value)
+    node.args = args
 
 
 def test_only_scratch_the_kernel_needs_less_of_shrinks(helium_program) -> None:
@@ -174,7 +187,7 @@ def test_the_build_refuses_the_program_without_the_kernel() -> None:
 
 def test_kws_kernels_take_every_call_so_no_fallback_is_built(export_kws) -> None:
     target = export_kws("cortex-m55").manifest["target"]
-    assert target["kernels_without_fallback"] == [CONV_MVE, DEPTHWISE_CONV_MVE]
+    assert target["kernels_without_fallback"] == [CONV_MVE, DEPTHWISE_CONV_MVE, LINEAR_MVE]
     assert export_kws("cortex-m4").manifest["target"]["kernels_without_fallback"] == []
 
 
@@ -190,7 +203,7 @@ def test_a_call_the_kernel_does_not_take_keeps_its_fallback() -> None:
     m55 = resolve_target("cortex-m55")
     program = _conv_shapes("cortex-m55")
     plan_own_kernel_scratch(program, m55, "et-zephyr")
-    # The strided depthwise layer is CMSIS-NN's; every convolution is the kernel's.
+    # The tall depthwise layer is CMSIS-NN's; every convolution is the kernel's.
     assert kernels_without_fallback(program, m55, "et-zephyr") == [CONV_MVE]
     assert kernels_without_fallback(program, m55, "cmsis-nn") == []
     assert kernels_without_fallback(program, resolve_target("cortex-m4"), "et-zephyr") == []
@@ -212,6 +225,26 @@ def test_a_call_the_kernel_does_not_take_keeps_its_fallback() -> None:
     # A dilated convolution is not the kernel's.
     node.args = (*node.args[:5], [2, 2], *node.args[6:])
     assert kernels_without_fallback(program, m55, "et-zephyr") == []
+
+
+def _linears(*widths: int) -> torch.export.ExportedProgram:
+    """Linears widths[0] -> widths[1] -> ..., one row, lowered for the M55."""
+    torch.manual_seed(0)
+    layers = [torch.nn.Linear(a, b) for a, b in zip(widths, widths[1:])]
+    model = torch.nn.Sequential(*layers).eval()
+    generator = torch.Generator().manual_seed(1)
+    calibration = [(torch.randn(1, widths[0], generator=generator),) for _ in range(8)]
+    program, _ = lowered_by_upstream(model, calibration[0], calibration, "cortex-m55")
+    return program
+
+
+def test_linears_16_deep_take_every_call_others_keep_the_fallback() -> None:
+    m55 = resolve_target("cortex-m55")
+    # One row each (a classifier), inputs 32 and 16 wide: the kernel's.
+    assert kernels_without_fallback(_linears(32, 16, 4), m55, "et-zephyr") == [LINEAR_MVE]
+    assert kernels_without_fallback(_linears(32, 16, 4), m55, "cmsis-nn") == []
+    # An input 20 wide (not a multiple of 16) goes to the upstream kernel.
+    assert kernels_without_fallback(_linears(32, 20, 4), m55, "et-zephyr") == []
 
 
 def test_the_build_leaves_out_the_fallback_of_kernels_taking_every_call() -> None:

@@ -27,12 +27,14 @@ inline bool has_nhwc_bytes(const torch::executor::Tensor &t) {
     if (t.dim() != 4) {
         return false;
     }
+    /* sizes()[d], not size(d): d < 4 here, no bounds check needed. */
+    const auto sizes = t.sizes();
     int32_t next = 0;
     for (const uint8_t dim : t.dim_order()) {
-        if (t.size(dim) == 1) {
+        if (sizes[dim] == 1) {
             continue;
         }
-        while (next < 4 && t.size(kNhwc[next]) == 1) {
+        while (next < 4 && sizes[kNhwc[next]] == 1) {
             next++;
         }
         if (next == 4 || kNhwc[next] != dim) {

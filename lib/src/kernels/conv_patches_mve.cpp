@@ -41,6 +41,39 @@ __attribute__((noinline)) void fill_bytes(int8_t *dst, int8x16_t value, int32_t 
     }
 }
 
+/* The patches of a row of output pixels whose windows lie inside the input
+ * across, [begin, end) of `count`: window i starts at column x0 + i * stride,
+ * `size` wide, over an input `extent` wide. */
+struct Interior {
+    int32_t begin;
+    int32_t end;
+};
+
+inline Interior interior(int32_t x0, int32_t stride, int32_t size, int32_t extent, int32_t count) {
+    const int32_t begin = x0 >= 0 ? 0 : (stride - 1 - x0) / stride;
+    const int32_t room = extent - size - x0;
+    const int32_t end = room < 0 ? 0 : room / stride + 1;
+    return {begin < count ? begin : count, clamp(end, begin < count ? begin : count, count)};
+}
+
+/* Patches whose windows lie inside the input, of window rows up to a vector:
+ * each window row one predicated copy, for `count` patches from `input` on. */
+void copy_windows(const et_zephyr::native::Patches &p, const int8_t *input, int32_t count,
+                  int8_t *row) {
+    const int32_t window_row = p.kernel_width * p.in_channels;
+    const int32_t source_row = p.in_width * p.in_channels;
+    const int32_t source_step = p.stride_x * p.in_channels;
+    const mve_pred16_t lanes = vctp8q(static_cast<uint32_t>(window_row));
+    for (int32_t i = 0; i < count; i++, row += p.row_stride, input += source_step) {
+        const int8_t *source = input;
+        int8_t *dst = row;
+        for (int32_t y = 0; y < p.kernel_height; y++, dst += window_row) {
+            vstrbq_p_s8(dst, vldrbq_z_s8(source, lanes), lanes);
+            source += source_row;
+        }
+    }
+}
+
 /* The window's rows (or columns) inside the input, [begin, end), for a
  * window of `size` starting at `origin` over an input of `extent`. */
 struct Span {
@@ -60,7 +93,9 @@ namespace et_zephyr::native {
 /*
  * Output pixels go a row at a time: which window rows lie inside the input is
  * worked out once per output row, and which window columns do from each
- * patch's x, which steps by the stride.
+ * patch's x, which steps by the stride. For window rows up to a vector, where
+ * the rows are all inside, the patches whose columns are too (most of them)
+ * are plain copies.
  */
 void gather_patches(const Patches &patches, int32_t first, int32_t count, int8_t *rows) {
     /* A copy: the int8 stores below could alias the caller's struct. */
@@ -79,7 +114,22 @@ void gather_patches(const Patches &patches, int32_t first, int32_t count, int8_t
         /* The input offset of the patch's first window row inside the input. */
         int32_t offset = (y0 + ky.begin) * source_row + x0 * p.in_channels;
         int8_t *row = rows;
+        Interior copies{0, 0};
+        if (window_row <= kVector && ky.begin == 0 && ky.end == p.kernel_height) {
+            copies = interior(x0, p.stride_x, p.kernel_width, p.in_width, run);
+        }
         for (int32_t i = 0; i < run; i++, x0 += p.stride_x, offset += source_step) {
+            if (i == copies.begin && copies.end > copies.begin) {
+                /* The interior patches at once; the loop's step then moves
+                 * past the last of them. */
+                const int32_t last = copies.end - 1 - i;
+                copy_windows(p, p.input + offset, last + 1, row);
+                row += (last + 1) * p.row_stride;
+                x0 += last * p.stride_x;
+                offset += last * source_step;
+                i += last;
+                continue;
+            }
             const Span kx = inside(x0, p.kernel_width, p.in_width);
             const int32_t left = kx.begin * p.in_channels;
             const int32_t copied = (kx.end - kx.begin) * p.in_channels;

@@ -4,19 +4,20 @@
 
 /*
  * cortex_m::quantized_depthwise_conv2d.out for Helium (MVE with floating
- * point), for 3x3 depthwise convolutions: stride 1, no dilation, depth
- * multiplier 1, padding 0 or 1, channels a multiple of 4.
+ * point), for 3x3 depthwise convolutions: stride 1, or 2 down and 1 or 2
+ * across; no dilation, depth multiplier 1, padding 0 or 1, channels a
+ * multiple of 4.
  *
  * CMSIS-NN's arm_depthwise_conv_s8_opt copies every output pixel's 3x3 window
  * into a buffer (im2col), multiplies with a separate vmul and vadd per tap and
  * reloads the requantization parameters after every 4 pixels. Here, one group
  * of 4 channels at a time:
  * - the group's input is converted once into float32 vectors, column by
- *   column into a ring of 3 zero-point-padded columns, so that every tap of
- *   an output is a load at a fixed offset;
+ *   column into a ring of 3 zero-point-padded columns (moving by the stride
+ *   across), so that every tap of an output is a load at a fixed offset;
  * - 4 outputs down a column are computed together: each loaded input vector
- *   serves the (up to) 3 of them that need it, with the 3 taps of a kernel
- *   column held in registers;
+ *   serves the (up to) 3 of them that need it (2 at stride 2 down), with the
+ *   3 taps of a kernel column held in registers;
  * - products are summed with fused multiply-adds in float32. Every operand and
  *   partial sum is an integer below 2^24 in magnitude (at most 9 products of
  *   int8 values, |sum| <= 147456), so float32 holds them exactly and the sum
@@ -63,11 +64,14 @@ struct Shape {
     int32_t in_width;
     int32_t out_height;
     int32_t out_width;
+    int32_t stride_y;
+    int32_t stride_x;
     int32_t pad_y;
     int32_t pad_x;
 
-    /* A padded input column of one channel group, one float32 vector a pixel. */
-    int32_t column_height() const { return in_height + 2 * pad_y; }
+    /* A padded input column of one channel group, one float32 vector a pixel:
+     * the rows the outputs read. */
+    int32_t column_height() const { return (out_height - 1) * stride_y + 3; }
     /* Scratch: the group's 9 taps, then the 3 input columns an output column
      * reads. */
     size_t scratch_bytes() const {
@@ -75,24 +79,35 @@ struct Shape {
     }
 };
 
+/* 1 both ways, or 2 down and 1 or 2 across. */
+bool is_stride(int64_t down, int64_t across) {
+    return (down == 1 && across == 1) || (down == 2 && (across == 1 || across == 2));
+}
+bool is_padding(int64_t padding) {
+    return padding == 0 || padding == 1;
+}
+
 /* The shape this kernel handles, or false (then the upstream kernel runs). */
 bool handled_shape(const Tensor &input, const Tensor &weight, const std::optional<Tensor> &bias,
                    ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                    int64_t depth_multiplier, const Tensor &multipliers, const Tensor &shifts,
                    const Tensor &scratch, const Tensor &out, Shape *shape) {
-    if (input.dim() != 4 || weight.dim() != 4 || out.dim() != 4 || input.size(0) != 1 ||
-        depth_multiplier != 1 || !all_equal(stride, 1) || !all_equal(dilation, 1) ||
-        padding.size() != 2 || padding[0] < 0 || padding[0] > 1 || padding[1] < 0 ||
-        padding[1] > 1) {
+    if (input.dim() != 4 || weight.dim() != 4 || out.dim() != 4 || depth_multiplier != 1 ||
+        !all_equal(dilation, 1) || stride.size() != 2 || !is_stride(stride[0], stride[1]) ||
+        padding.size() != 2 || !is_padding(padding[0]) || !is_padding(padding[1])) {
         return false;
     }
     if (!has_int8_types(input, weight, bias, multipliers, shifts, out)) {
         return false;
     }
-    const int64_t channels = input.size(1);
+    /* All three are 4-D: sizes()[d] needs no bounds check. */
+    const auto in_sizes = input.sizes();
+    const auto w_sizes = weight.sizes();
+    const auto out_sizes = out.sizes();
+    const int64_t channels = in_sizes[1];
     /* Weights are [1, 3, 3, C] (IHWO), contiguous. */
-    if (channels % kLanes != 0 || weight.size(0) != 1 || weight.size(1) != 3 ||
-        weight.size(2) != 3 || weight.size(3) != channels || out.size(1) != channels ||
+    if (in_sizes[0] != 1 || channels % kLanes != 0 || w_sizes[0] != 1 || w_sizes[1] != 3 ||
+        w_sizes[2] != 3 || w_sizes[3] != channels || out_sizes[1] != channels ||
         multipliers.numel() != channels || shifts.numel() != channels ||
         (bias.has_value() && bias->numel() != channels)) {
         return false;
@@ -103,18 +118,37 @@ bool handled_shape(const Tensor &input, const Tensor &weight, const std::optiona
         return false;
     }
     shape->channels = static_cast<int32_t>(channels);
-    shape->in_height = static_cast<int32_t>(input.size(2));
-    shape->in_width = static_cast<int32_t>(input.size(3));
+    shape->in_height = static_cast<int32_t>(in_sizes[2]);
+    shape->in_width = static_cast<int32_t>(in_sizes[3]);
+    shape->stride_y = static_cast<int32_t>(stride[0]);
+    shape->stride_x = static_cast<int32_t>(stride[1]);
     shape->pad_y = static_cast<int32_t>(padding[0]);
     shape->pad_x = static_cast<int32_t>(padding[1]);
-    shape->out_height = static_cast<int32_t>(out.size(2));
-    shape->out_width = static_cast<int32_t>(out.size(3));
-    if (shape->out_height != shape->in_height + 2 * shape->pad_y - 2 ||
-        shape->out_width != shape->in_width + 2 * shape->pad_x - 2 || shape->out_height < 1 ||
-        shape->out_width < 1) {
+    shape->out_height = static_cast<int32_t>(out_sizes[2]);
+    shape->out_width = static_cast<int32_t>(out_sizes[3]);
+    if (shape->in_height + 2 * shape->pad_y < 3 || shape->in_width + 2 * shape->pad_x < 3 ||
+        shape->out_height != (shape->in_height + 2 * shape->pad_y - 3) / shape->stride_y + 1 ||
+        shape->out_width != (shape->in_width + 2 * shape->pad_x - 3) / shape->stride_x + 1) {
         return false;
     }
     return scratch.nbytes() >= shape->scratch_bytes();
+}
+
+/* Where a padded input column's values come from, worked out once a layer:
+ * its padded rows (those the outputs read), the top padding, the input rows
+ * below it (a stride-2 layer may leave the last one and the bottom padding
+ * unread) and the bytes between them. */
+struct ColumnLayout {
+    int32_t height;
+    int32_t top;
+    int32_t rows;
+    int32_t row_bytes;
+};
+
+ColumnLayout column_layout(const Shape &s) {
+    const int32_t height = s.column_height();
+    const int32_t rows = height - s.pad_y < s.in_height ? height - s.pad_y : s.in_height;
+    return {height, s.pad_y, rows, s.in_width * s.channels};
 }
 
 /* Padded input column x of channel group c as float32 vectors, the padding
@@ -122,38 +156,43 @@ bool handled_shape(const Tensor &input, const Tensor &weight, const std::optiona
  * sums). */
 __attribute__((always_inline)) inline void fill_column(float32x4_t *column, const int8_t *input,
                                                        int32_t x, int32_t c, float32x4_t zero_point,
-                                                       const Shape &s) {
-    const int32_t height = s.column_height();
+                                                       const ColumnLayout &l, const Shape &s) {
     const int32_t ix = x - s.pad_x;
-    if (ix < 0 || ix >= s.in_width) {
-        for (int32_t y = 0; y < height; y++) {
-            column[y] = zero_point;
+    int32_t filled = 0;
+    if (ix >= 0 && ix < s.in_width) {
+        if (l.top != 0) {
+            column[0] = zero_point;
         }
-        return;
+        const int8_t *src = input + ix * s.channels + c;
+        float32x4_t *dst = column + l.top;
+        for (int32_t iy = 0; iy < l.rows; iy++) {
+            dst[iy] = vcvtq_f32_s32(vldrbq_s32(src));
+            src += l.row_bytes;
+        }
+        filled = l.top + l.rows;
     }
-    if (s.pad_y != 0) {
-        column[0] = zero_point;
-        column[height - 1] = zero_point;
-    }
-    const int8_t *src = input + ix * s.channels + c;
-    const int32_t row_bytes = s.in_width * s.channels;
-    float32x4_t *dst = column + s.pad_y;
-    for (int32_t iy = 0; iy < s.in_height; iy++) {
-        dst[iy] = vcvtq_f32_s32(vldrbq_s32(src));
-        src += row_bytes;
+    for (int32_t y = filled; y < l.height; y++) {
+        column[y] = zero_point;
     }
 }
 
 /*
- * The 3x3 taps of 4 outputs down a column: acc[p] = sum over kx, ky of
- * columns[kx][p + ky] * taps[3 kx + ky], each columns[kx] pointing at 6
- * input vectors and taps transposed. In assembly because GCC 12 spills the
- * 8 live vectors (4 sums, a kernel column's 3 taps and an input).
+ * The 3x3 taps of 4 outputs down a column, STRIDE rows apart: acc[p] = sum
+ * over kx, ky of columns[kx][STRIDE p + ky] * taps[3 kx + ky], taps
+ * transposed. In assembly because GCC 12 spills the 8 live vectors (4 sums,
+ * a kernel column's 3 taps and an input).
  */
+template <int32_t STRIDE>
+void taps_of_four(const float32x4_t *column0, const float32x4_t *column1,
+                  const float32x4_t *column2, const float32x4_t *taps, float32x4_t &a0,
+                  float32x4_t &a1, float32x4_t &a2, float32x4_t &a3);
+
+/* Stride 1: each columns[kx] points at 6 input vectors. */
+template <>
 __attribute__((always_inline)) inline void
-taps_of_four(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
-             const float32x4_t *taps, float32x4_t &a0, float32x4_t &a1, float32x4_t &a2,
-             float32x4_t &a3) {
+taps_of_four<1>(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
+                const float32x4_t *taps, float32x4_t &a0, float32x4_t &a1, float32x4_t &a2,
+                float32x4_t &a3) {
     float32x4_t w0;
     float32x4_t w1;
     float32x4_t w2;
@@ -199,6 +238,63 @@ taps_of_four(const float32x4_t *column0, const float32x4_t *column1, const float
 #undef ET_ZEPHYR_KERNEL_COLUMN
 }
 
+// clang-format off
+/* One kernel column (3 taps) over the 9 input vectors of 4 sums 2 rows
+ * apart, each vector serving up to 2 of them; FMA0 is the sums' first
+ * operation. */
+#define ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2(COLUMN, TAP0, FMA0)                                       \
+    "vldrw.32 %q[w0], [%[taps], #" #TAP0 "]\n\t"                                                   \
+    "vldrw.32 %q[x], [%[" COLUMN "]]\n\t"                                                          \
+    "vldrw.32 %q[w1], [%[taps], #" #TAP0 "+16]\n\t"                                                \
+    FMA0 " %q[a0], %q[x], %q[w0]\n\t"                                                              \
+    "vldrw.32 %q[x], [%[" COLUMN "], #16]\n\t"                                                     \
+    "vldrw.32 %q[w2], [%[taps], #" #TAP0 "+32]\n\t"                                                \
+    "vfma.f32 %q[a0], %q[x], %q[w1]\n\t"                                                           \
+    "vldrw.32 %q[x], [%[" COLUMN "], #32]\n\t"                                                     \
+    "vfma.f32 %q[a0], %q[x], %q[w2]\n\t"                                                           \
+    FMA0 " %q[a1], %q[x], %q[w0]\n\t"                                                              \
+    "vldrw.32 %q[x], [%[" COLUMN "], #48]\n\t"                                                     \
+    "vfma.f32 %q[a1], %q[x], %q[w1]\n\t"                                                           \
+    "vldrw.32 %q[x], [%[" COLUMN "], #64]\n\t"                                                     \
+    "vfma.f32 %q[a1], %q[x], %q[w2]\n\t"                                                           \
+    FMA0 " %q[a2], %q[x], %q[w0]\n\t"                                                              \
+    "vldrw.32 %q[x], [%[" COLUMN "], #80]\n\t"                                                     \
+    "vfma.f32 %q[a2], %q[x], %q[w1]\n\t"                                                           \
+    "vldrw.32 %q[x], [%[" COLUMN "], #96]\n\t"                                                     \
+    "vfma.f32 %q[a2], %q[x], %q[w2]\n\t"                                                           \
+    FMA0 " %q[a3], %q[x], %q[w0]\n\t"                                                              \
+    "vldrw.32 %q[x], [%[" COLUMN "], #112]\n\t"                                                    \
+    "vfma.f32 %q[a3], %q[x], %q[w1]\n\t"                                                           \
+    "vldrw.32 %q[x], [%[" COLUMN "], #128]\n\t"                                                    \
+    "vfma.f32 %q[a3], %q[x], %q[w2]\n\t"
+// clang-format on
+
+/* taps_of_four at stride 2 down: acc[p] = sum over kx, ky of
+ * columns[kx][2 p + ky] * taps[3 kx + ky], each columns[kx] pointing at 9
+ * input vectors. */
+template <>
+__attribute__((always_inline)) inline void
+taps_of_four<2>(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
+                const float32x4_t *taps, float32x4_t &a0, float32x4_t &a1, float32x4_t &a2,
+                float32x4_t &a3) {
+    float32x4_t w0;
+    float32x4_t w1;
+    float32x4_t w2;
+    float32x4_t x;
+    __asm__(
+        ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column0", 0, "vmul.f32")
+            ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column1", 48, "vfma.f32")
+                ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column2", 96, "vfma.f32")
+        : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [w0] "=&w"(w0),
+          [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(x)
+        : [column0] "r"(column0), [column1] "r"(column1), [column2] "r"(column2), [taps] "r"(taps),
+          "m"(*reinterpret_cast<const float32x4_t(*)[9]>(column0)),
+          "m"(*reinterpret_cast<const float32x4_t(*)[9]>(column1)),
+          "m"(*reinterpret_cast<const float32x4_t(*)[9]>(column2)),
+          "m"(*reinterpret_cast<const float32x4_t(*)[kTaps]>(taps)));
+}
+#undef ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2
+
 /* The 3x3 taps of one output (taps transposed, as above). */
 __attribute__((always_inline)) inline float32x4_t taps_of_one(const float32x4_t *column0,
                                                               const float32x4_t *column1,
@@ -219,6 +315,101 @@ __attribute__((always_inline)) inline float32x4_t taps_of_one(const float32x4_t 
 __attribute__((always_inline)) inline void store(int8_t *out, float32x4_t sum,
                                                  const Requantization &q) {
     vstrbq_s32(out, requantize(vcvtq_s32_f32(sum), q));
+}
+
+/*
+ * One layer, 4 channels at a time; STRIDE down (1, or 2: MobileNet's few
+ * strided layers), the ring of input columns moving by the stride across.
+ * Each stride a function of its own: the loops keep their registers.
+ */
+template <int32_t STRIDE>
+__attribute__((noinline)) void
+depthwise(const int8_t *in, const int8_t *w, const int32_t *bias_data, const int32_t *mult_data,
+          const int32_t *shift_data, int8_t *dst, float32x4_t *taps, Shape s, int32_t input_offset,
+          int32_t output_offset, int32_t activation_min, int32_t activation_max) {
+    const int32_t channels = s.channels;
+    const ColumnLayout layout = column_layout(s);
+    const int32_t height = layout.height;
+    const int32_t out_row_bytes = s.out_width * channels;
+    float32x4_t *const slots = taps + kTaps;
+    /* The input's zero point, whose offset input is 0. */
+    const float32x4_t zero_point = vdupq_n_f32(static_cast<float>(-input_offset));
+    for (int32_t c = 0; c < channels; c += kLanes) {
+        /* Taps transposed (column by column), and their sum per channel. */
+        int32x4_t kernel_sum = vdupq_n_s32(0);
+        for (int32_t ky = 0; ky < 3; ky++) {
+            for (int32_t kx = 0; kx < 3; kx++) {
+                const int32x4_t tap = vldrbq_s32(w + (3 * ky + kx) * channels + c);
+                kernel_sum = vaddq_s32(kernel_sum, tap);
+                taps[3 * kx + ky] = vcvtq_f32_s32(tap);
+            }
+        }
+        int32x4_t base = vmulq_n_s32(kernel_sum, input_offset);
+        if (bias_data != nullptr) {
+            base = vaddq_s32(base, vldrwq_s32(bias_data + c));
+        }
+        const Requantization q =
+            make_requantization(base, vldrwq_s32(mult_data + c), vldrwq_s32(shift_data + c),
+                                output_offset, activation_min, activation_max);
+        /* The outputs of output column ox from its 3 padded input columns. */
+        const auto output_column = [&](const float32x4_t *column0, const float32x4_t *column1,
+                                       const float32x4_t *column2, int32_t ox) {
+            int8_t *o = dst + ox * channels + c;
+            int32_t oy = 0;
+            for (; oy + kPixels <= s.out_height; oy += kPixels) {
+                float32x4_t a0;
+                float32x4_t a1;
+                float32x4_t a2;
+                float32x4_t a3;
+                taps_of_four<STRIDE>(column0, column1, column2, taps, a0, a1, a2, a3);
+                store(o, a0, q);
+                store(o + out_row_bytes, a1, q);
+                store(o + 2 * out_row_bytes, a2, q);
+                store(o + 3 * out_row_bytes, a3, q);
+                column0 += STRIDE * kPixels;
+                column1 += STRIDE * kPixels;
+                column2 += STRIDE * kPixels;
+                o += kPixels * out_row_bytes;
+            }
+            for (; oy < s.out_height; oy++) {
+                store(o, taps_of_one(column0, column1, column2, taps), q);
+                column0 += STRIDE;
+                column1 += STRIDE;
+                column2 += STRIDE;
+                o += out_row_bytes;
+            }
+        };
+        if constexpr (STRIDE == 1) {
+            /* Stride 1 both ways: input column x goes into `right`, and the
+             * 3 columns rotate by one (one place that fills a column: its
+             * code is long). */
+            float32x4_t *left = slots;
+            float32x4_t *middle = slots + height;
+            float32x4_t *right = slots + 2 * height;
+            for (int32_t x = 0; x < s.out_width + 2; x++) {
+                fill_column(right, in, x, c, zero_point, layout, s);
+                if (x >= 2) {
+                    output_column(left, middle, right, x - 2);
+                }
+                float32x4_t *const oldest = left;
+                left = middle;
+                middle = right;
+                right = oldest;
+            }
+        } else {
+            /* A ring of 3 padded input columns, column x in ring[x % 3],
+             * moving by the stride across. */
+            float32x4_t *const ring[3] = {slots, slots + height, slots + 2 * height};
+            int32_t filled = 0;
+            for (int32_t ox = 0; ox < s.out_width; ox++) {
+                const int32_t x = ox * s.stride_x;
+                for (; filled < x + 3; filled++) {
+                    fill_column(ring[filled % 3], in, filled, c, zero_point, layout, s);
+                }
+                output_column(ring[x % 3], ring[(x + 1) % 3], ring[(x + 2) % 3], ox);
+            }
+        }
+    }
 }
 
 } // namespace
@@ -245,77 +436,23 @@ Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &context, const Tens
             output_offset, requantize_multipliers, requantize_shifts, activation_min,
             activation_max, scratch, out);
     }
-    const int32_t channels = s.channels;
     const int8_t *in = input.const_data_ptr<int8_t>();
     const int8_t *w = weight.const_data_ptr<int8_t>();
     const int32_t *bias_data = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
     const int32_t *mult_data = requantize_multipliers.const_data_ptr<int32_t>();
     const int32_t *shift_data = requantize_shifts.const_data_ptr<int32_t>();
     int8_t *dst = out.mutable_data_ptr<int8_t>();
-
-    const int32_t height = s.column_height();
-    const int32_t out_row_bytes = s.out_width * channels;
     auto *taps = reinterpret_cast<float32x4_t *>(scratch.mutable_data_ptr<int8_t>());
-    float32x4_t *const slots = taps + kTaps;
-    /* The input's zero point, whose offset input is 0. */
-    const float32x4_t zero_point =
-        vdupq_n_f32(static_cast<float>(-static_cast<int32_t>(input_offset)));
-
-    for (int32_t c = 0; c < channels; c += kLanes) {
-        /* Taps transposed (column by column), and their sum per channel. */
-        int32x4_t kernel_sum = vdupq_n_s32(0);
-        for (int32_t ky = 0; ky < 3; ky++) {
-            for (int32_t kx = 0; kx < 3; kx++) {
-                const int32x4_t tap = vldrbq_s32(w + (3 * ky + kx) * channels + c);
-                kernel_sum = vaddq_s32(kernel_sum, tap);
-                taps[3 * kx + ky] = vcvtq_f32_s32(tap);
-            }
-        }
-        int32x4_t base = vmulq_n_s32(kernel_sum, static_cast<int32_t>(input_offset));
-        if (bias_data != nullptr) {
-            base = vaddq_s32(base, vldrwq_s32(bias_data + c));
-        }
-        const Requantization q = make_requantization(
-            base, vldrwq_s32(mult_data + c), vldrwq_s32(shift_data + c),
-            static_cast<int32_t>(output_offset), static_cast<int32_t>(activation_min),
-            static_cast<int32_t>(activation_max));
-        /* The 3 padded input columns of output column ox, rotated as ox moves. */
-        float32x4_t *left = slots;
-        float32x4_t *middle = slots + height;
-        float32x4_t *right = slots + 2 * height;
-        fill_column(left, in, 0, c, zero_point, s);
-        fill_column(middle, in, 1, c, zero_point, s);
-        for (int32_t ox = 0; ox < s.out_width; ox++) {
-            fill_column(right, in, ox + 2, c, zero_point, s);
-            const float32x4_t *column0 = left;
-            const float32x4_t *column1 = middle;
-            const float32x4_t *column2 = right;
-            int8_t *o = dst + ox * channels + c;
-            int32_t oy = 0;
-            for (; oy + kPixels <= s.out_height; oy += kPixels) {
-                float32x4_t a0;
-                float32x4_t a1;
-                float32x4_t a2;
-                float32x4_t a3;
-                taps_of_four(column0, column1, column2, taps, a0, a1, a2, a3);
-                store(o, a0, q);
-                store(o + out_row_bytes, a1, q);
-                store(o + 2 * out_row_bytes, a2, q);
-                store(o + 3 * out_row_bytes, a3, q);
-                column0 += kPixels;
-                column1 += kPixels;
-                column2 += kPixels;
-                o += kPixels * out_row_bytes;
-            }
-            for (; oy < s.out_height; oy++) {
-                store(o, taps_of_one(column0++, column1++, column2++, taps), q);
-                o += out_row_bytes;
-            }
-            float32x4_t *const oldest = left;
-            left = middle;
-            middle = right;
-            right = oldest;
-        }
+    const auto offsets =
+        std::make_pair(static_cast<int32_t>(input_offset), static_cast<int32_t>(output_offset));
+    if (s.stride_y == 1) {
+        depthwise<1>(in, w, bias_data, mult_data, shift_data, dst, taps, s, offsets.first,
+                     offsets.second, static_cast<int32_t>(activation_min),
+                     static_cast<int32_t>(activation_max));
+    } else {
+        depthwise<2>(in, w, bias_data, mult_data, shift_data, dst, taps, s, offsets.first,
+                     offsets.second, static_cast<int32_t>(activation_min),
+                     static_cast<int32_t>(activation_max));
     }
     return out;
 }

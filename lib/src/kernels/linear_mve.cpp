@@ -3,14 +3,15 @@
  */
 
 /*
- * cortex_m::quantized_linear.out for Helium (MVE), for linears over 4 or more
- * rows (a transformer's tokens, a batch): the int8 matrix product of the
- * pointwise-convolution kernel (pointwise_mve.cpp), where CMSIS-NN's
+ * cortex_m::quantized_linear.out for Helium (MVE): the int8 matrix product of
+ * the pointwise-convolution kernel (pointwise_mve.cpp), where CMSIS-NN's
  * arm_fully_connected_s8 runs arm_nn_vec_mat_mult_t_s8 once per row and loads
- * every weight again for each. Symmetric weights (filter offset 0) and a
- * depth that is a multiple of 16; the same sums and CMSIS-NN's
- * requantization: bit-identical outputs. Other linears go to the upstream
- * kernel.
+ * every weight again for each (a transformer's tokens, a batch). A single row
+ * (a classifier) costs about what CMSIS-NN's does, and where this kernel takes
+ * every linear of the model the firmware links neither. Symmetric weights
+ * (filter offset 0) and a depth that is a multiple of 16; the same sums and
+ * CMSIS-NN's requantization: bit-identical outputs. Other linears go to the
+ * upstream kernel.
  */
 
 #include <stdint.h>
@@ -31,9 +32,6 @@ using torch::executor::ScalarType;
 using torch::executor::Tensor;
 
 namespace {
-
-/* Fewer rows than a block of the matrix product: CMSIS-NN's vector kernel. */
-constexpr int64_t kMinRows = 4;
 
 bool is_contiguous(const Tensor &t) {
     return executorch::runtime::is_contiguous_dim_order(t.dim_order().data(), t.dim());
@@ -66,7 +64,7 @@ bool handled(const Tensor &input, const Tensor &weights, const std::optional<Ten
         return false;
     }
     const int32_t rows = static_cast<int32_t>(input.numel()) / depth;
-    if (rows < kMinRows || out.numel() != rows * channels) {
+    if (rows < 1 || out.numel() != rows * channels) {
         return false;
     }
     if (multipliers.size() < 1 || shifts.size() < 1 || !fits_int32(multipliers[0]) ||
@@ -89,6 +87,10 @@ Tensor &quantized_linear_out(KernelRuntimeContext &context, const Tensor &input,
                              int64_t activation_min, Tensor &out) {
     if (!handled(input, weights, bias, kernel_sum, filter_offset, requantize_multipliers,
                  requantize_shifts, out)) {
+        if constexpr (!kUpstreamFallback) {
+            fail_without_fallback(context, "linear_mve");
+            return out;
+        }
         return cortex_m::native::quantized_linear_out(
             context, input, weights, bias, kernel_sum, input_offset, filter_offset, output_offset,
             requantize_multipliers, requantize_shifts, activation_max, activation_min, out);

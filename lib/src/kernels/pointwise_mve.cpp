@@ -52,19 +52,34 @@ struct ChannelTerms {
     int32_t right_shift; /* min(shift, 0) */
 };
 
-int32_t channel_base(const PointwiseProduct &k, int32_t c) {
-    const int8_t *weights = k.weights + c * k.depth;
-    int32_t weight_sum = 0;
-    for (int32_t d = 0; d < k.depth; d += kDepth) {
-        weight_sum = vaddvaq_s8(weight_sum, weight_vector(weights, d, k.depth));
-    }
+/* bias + input_offset * weight sum: the part of channel c's sums that does
+ * not depend on the input. */
+int32_t base_of(const PointwiseProduct &k, int32_t c, int32_t weight_sum) {
     return k.input_offset * weight_sum + (k.bias != nullptr ? k.bias[c] : 0);
 }
 
-ChannelTerms channel_terms(const PointwiseProduct &k, int32_t c) {
+int32_t channel_base(const PointwiseProduct &k, int32_t c) {
+    /* Whole vectors unpredicated: the loop runs once per 16 weights of the
+     * layer, in deep layers of few pixels about as often as the product. */
+    const int32_t depth = k.depth;
+    const int8_t *weights = k.weights + c * depth;
+    const int8_t *const whole_end = weights + depth / kDepth * kDepth;
+    int32_t weight_sum = 0;
+    for (; weights < whole_end; weights += kDepth) {
+        weight_sum = vaddvaq_s8(weight_sum, vldrbq_s8(weights));
+    }
+    if (depth % kDepth != 0) {
+        weight_sum = vaddvaq_s8(weight_sum, weight_vector(weights, 0, depth % kDepth));
+    }
+    return base_of(k, c, weight_sum);
+}
+
+/* Channel c's terms, its base `base` unless the caller summed them ahead
+ * (k.channel_bases). */
+ChannelTerms channel_terms(const PointwiseProduct &k, int32_t c, int32_t base) {
     const int32_t q = k.per_tensor ? 0 : c;
     const int32_t shift = k.shifts[q];
-    return {k.channel_bases != nullptr ? k.channel_bases[c] : channel_base(k, c), k.multipliers[q],
+    return {k.channel_bases != nullptr ? k.channel_bases[c] : base, k.multipliers[q],
             shift > 0 ? shift : 0, shift < 0 ? shift : 0};
 }
 
@@ -123,7 +138,7 @@ void requantize_blocks(const int32_t *sums, int32_t count, const ChannelTerms t,
  * channels' weights). */
 __attribute__((noinline)) void single_channel(const PointwiseProduct &k, const BlockOutput o,
                                               int32_t c) {
-    const ChannelTerms t = channel_terms(k, c);
+    const ChannelTerms t = channel_terms(k, c, k.channel_bases != nullptr ? 0 : channel_base(k, c));
     const int8_t *weights = k.weights + c * k.depth;
     const int8_t *last_row = k.input + (k.rows - 1) * k.row_stride;
     for (int32_t p = 0; p < k.rows; p += kRows) {
@@ -156,12 +171,32 @@ __attribute__((noinline)) void channel_pair(const PointwiseProduct &k, const Blo
     /* 16-byte slices of channel c's weights, each followed by channel c + 1's. */
     int8_t stack_pair_weights[2 * et_zephyr::native::kPointwiseStackDepth];
     int8_t *pair_weights = k.pair_weights != nullptr ? k.pair_weights : stack_pair_weights;
-    const int8_t *weights = k.weights + c * k.depth;
-    for (int32_t d = 0; d < k.depth; d += kDepth) {
-        vstrbq_s8(pair_weights + 2 * d, weight_vector(weights, d, k.depth));
-        vstrbq_s8(pair_weights + 2 * d + kDepth, weight_vector(weights + k.depth, d, k.depth));
+    /* Whole vectors unpredicated, as in channel_base (the depth a local: the
+     * int8 stores could alias k), each channel's weights summed on the way. */
+    const int32_t depth = k.depth;
+    const int8_t *first = k.weights + c * depth;
+    const int8_t *const whole_end = first + depth / kDepth * kDepth;
+    int8_t *slice = pair_weights;
+    int32_t sum0 = 0;
+    int32_t sum1 = 0;
+    for (; first < whole_end; first += kDepth, slice += 2 * kDepth) {
+        const int8x16_t w0 = vldrbq_s8(first);
+        const int8x16_t w1 = vldrbq_s8(first + depth);
+        vstrbq_s8(slice, w0);
+        vstrbq_s8(slice + kDepth, w1);
+        sum0 = vaddvaq_s8(sum0, w0);
+        sum1 = vaddvaq_s8(sum1, w1);
     }
-    const ChannelTerms terms[2] = {channel_terms(k, c), channel_terms(k, c + 1)};
+    if (depth % kDepth != 0) {
+        const int8x16_t w0 = weight_vector(first, 0, depth % kDepth);
+        const int8x16_t w1 = weight_vector(first + depth, 0, depth % kDepth);
+        vstrbq_s8(slice, w0);
+        vstrbq_s8(slice + kDepth, w1);
+        sum0 = vaddvaq_s8(sum0, w0);
+        sum1 = vaddvaq_s8(sum1, w1);
+    }
+    const ChannelTerms terms[2] = {channel_terms(k, c, base_of(k, c, sum0)),
+                                   channel_terms(k, c + 1, base_of(k, c + 1, sum1))};
     const int32_t blocks = k.rows / kRows;
     int32_t sums[kSumBlocks][2][kRows];
     for (int32_t first = 0; first < blocks; first += kSumBlocks) {
