@@ -75,8 +75,9 @@ int32_t channel_base(const PointwiseProduct &k, int32_t c) {
 }
 
 /* Channel c's terms, its base `base` unless the caller summed them ahead
- * (k.channel_bases). */
-ChannelTerms channel_terms(const PointwiseProduct &k, int32_t c, int32_t base) {
+ * (k.channel_bases). Out of line: inlined twice it costs flash, not time. */
+__attribute__((noinline)) ChannelTerms channel_terms(const PointwiseProduct &k, int32_t c,
+                                                     int32_t base) {
     const int32_t q = k.per_tensor ? 0 : c;
     const int32_t shift = k.shifts[q];
     return {k.channel_bases != nullptr ? k.channel_bases[c] : base, k.multipliers[q],
@@ -164,6 +165,37 @@ __attribute__((noinline)) void single_channel(const PointwiseProduct &k, const B
     }
 }
 
+/* Channels c and c + 1: their weights into 16-byte slices of c's, each
+ * followed by c + 1's, and their terms, the weights summed on the way (whole
+ * vectors unpredicated, as in channel_base). Out of line: its registers stay
+ * off channel_pair's frame, the deepest of the inference. */
+__attribute__((noinline)) void interleave_pair(const PointwiseProduct &k, int32_t c,
+                                               int8_t *pair_weights, ChannelTerms *terms) {
+    const int32_t depth = k.depth;
+    const int8_t *first = k.weights + c * depth;
+    const int8_t *const whole_end = first + depth / kDepth * kDepth;
+    int32_t sum0 = 0;
+    int32_t sum1 = 0;
+    for (; first < whole_end; first += kDepth, pair_weights += 2 * kDepth) {
+        const int8x16_t w0 = vldrbq_s8(first);
+        const int8x16_t w1 = vldrbq_s8(first + depth);
+        vstrbq_s8(pair_weights, w0);
+        vstrbq_s8(pair_weights + kDepth, w1);
+        sum0 = vaddvaq_s8(sum0, w0);
+        sum1 = vaddvaq_s8(sum1, w1);
+    }
+    if (depth % kDepth != 0) {
+        const int8x16_t w0 = weight_vector(first, 0, depth % kDepth);
+        const int8x16_t w1 = weight_vector(first + depth, 0, depth % kDepth);
+        vstrbq_s8(pair_weights, w0);
+        vstrbq_s8(pair_weights + kDepth, w1);
+        sum0 = vaddvaq_s8(sum0, w0);
+        sum1 = vaddvaq_s8(sum1, w1);
+    }
+    terms[0] = channel_terms(k, c, base_of(k, c, sum0));
+    terms[1] = channel_terms(k, c + 1, base_of(k, c + 1, sum1));
+}
+
 /* Outputs of channels c and c + 1 for whole blocks of 4 rows, through the
  * assembly loop kSumBlocks blocks at a time. */
 __attribute__((noinline)) void channel_pair(const PointwiseProduct &k, const BlockOutput output,
@@ -171,32 +203,8 @@ __attribute__((noinline)) void channel_pair(const PointwiseProduct &k, const Blo
     /* 16-byte slices of channel c's weights, each followed by channel c + 1's. */
     int8_t stack_pair_weights[2 * et_zephyr::native::kPointwiseStackDepth];
     int8_t *pair_weights = k.pair_weights != nullptr ? k.pair_weights : stack_pair_weights;
-    /* Whole vectors unpredicated, as in channel_base (the depth a local: the
-     * int8 stores could alias k), each channel's weights summed on the way. */
-    const int32_t depth = k.depth;
-    const int8_t *first = k.weights + c * depth;
-    const int8_t *const whole_end = first + depth / kDepth * kDepth;
-    int8_t *slice = pair_weights;
-    int32_t sum0 = 0;
-    int32_t sum1 = 0;
-    for (; first < whole_end; first += kDepth, slice += 2 * kDepth) {
-        const int8x16_t w0 = vldrbq_s8(first);
-        const int8x16_t w1 = vldrbq_s8(first + depth);
-        vstrbq_s8(slice, w0);
-        vstrbq_s8(slice + kDepth, w1);
-        sum0 = vaddvaq_s8(sum0, w0);
-        sum1 = vaddvaq_s8(sum1, w1);
-    }
-    if (depth % kDepth != 0) {
-        const int8x16_t w0 = weight_vector(first, 0, depth % kDepth);
-        const int8x16_t w1 = weight_vector(first + depth, 0, depth % kDepth);
-        vstrbq_s8(slice, w0);
-        vstrbq_s8(slice + kDepth, w1);
-        sum0 = vaddvaq_s8(sum0, w0);
-        sum1 = vaddvaq_s8(sum1, w1);
-    }
-    const ChannelTerms terms[2] = {channel_terms(k, c, base_of(k, c, sum0)),
-                                   channel_terms(k, c + 1, base_of(k, c + 1, sum1))};
+    ChannelTerms terms[2];
+    interleave_pair(k, c, pair_weights, terms);
     const int32_t blocks = k.rows / kRows;
     int32_t sums[kSumBlocks][2][kRows];
     for (int32_t first = 0; first < blocks; first += kSumBlocks) {
