@@ -22,8 +22,10 @@ is known (the CMSIS-NN commit and et-zephyr's own kernels):
   et-zephyr's Helium pointwise kernel (input depths that are a multiple of 16);
 - on Helium, arm_depthwise_conv_s8_opt gathers the windows of 4 output pixels, in
   row-major order, then writes them, when the channels fit one of its blocks (124);
-  et-zephyr's Helium depthwise kernel (3x3, stride 1) works channel group by channel
-  group over the whole image, as do the DSP tier's depthwise kernels: never overlapped;
+  et-zephyr's Helium depthwise kernel (3x3, stride 1 or 2) works channel group by
+  channel group over the whole image, as do the DSP tier's depthwise kernels: never
+  overlapped (the Helium kernel hands a call whose output overlaps its input, from a
+  program planned before it took stride 2, to the upstream kernel);
 - arm_elementwise_add_s8 reads a block of both inputs before writing that block.
 The bound used for a convolution: while the outputs of the pixels from p on (in blocks
 of 4) are written, any input from the first byte of pixel p's window on may still be

@@ -117,6 +117,15 @@ bool handled_shape(const Tensor &input, const Tensor &weight, const std::optiona
         (reinterpret_cast<uintptr_t>(scratch.const_data_ptr()) & 3U) != 0) {
         return false;
     }
+    /* The kernel reads the input channel group by channel group while it
+     * writes: an output that overlaps the input (et-export plans that only for
+     * CMSIS-NN's order, as it did for stride 2 before this kernel took it) is
+     * the upstream kernel's. */
+    const auto *in_bytes = static_cast<const uint8_t *>(input.const_data_ptr());
+    const auto *out_bytes = static_cast<const uint8_t *>(out.const_data_ptr());
+    if (in_bytes < out_bytes + out.nbytes() && out_bytes < in_bytes + input.nbytes()) {
+        return false;
+    }
     shape->channels = static_cast<int32_t>(channels);
     shape->in_height = static_cast<int32_t>(in_sizes[2]);
     shape->in_width = static_cast<int32_t>(in_sizes[3]);
