@@ -53,7 +53,8 @@ inline Interior interior(int32_t x0, int32_t stride, int32_t size, int32_t exten
     const int32_t begin = x0 >= 0 ? 0 : (stride - 1 - x0) / stride;
     const int32_t room = extent - size - x0;
     const int32_t end = room < 0 ? 0 : room / stride + 1;
-    return {begin < count ? begin : count, clamp(end, begin < count ? begin : count, count)};
+    const int32_t first = begin < count ? begin : count;
+    return {first, clamp(end, first, count)};
 }
 
 /* Patches whose windows lie inside the input, of window rows up to a vector:

@@ -185,30 +185,10 @@ __attribute__((always_inline)) inline void fill_column(float32x4_t *column, cons
     }
 }
 
-/*
- * The 3x3 taps of 4 outputs down a column, STRIDE rows apart: acc[p] = sum
- * over kx, ky of columns[kx][STRIDE p + ky] * taps[3 kx + ky], taps
- * transposed. In assembly because GCC 12 spills the 8 live vectors (4 sums,
- * a kernel column's 3 taps and an input).
- */
-template <int32_t STRIDE>
-void taps_of_four(const float32x4_t *column0, const float32x4_t *column1,
-                  const float32x4_t *column2, const float32x4_t *taps, float32x4_t &a0,
-                  float32x4_t &a1, float32x4_t &a2, float32x4_t &a3);
-
-/* Stride 1: each columns[kx] points at 6 input vectors. */
-template <>
-__attribute__((always_inline)) inline void
-taps_of_four<1>(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
-                const float32x4_t *taps, float32x4_t &a0, float32x4_t &a1, float32x4_t &a2,
-                float32x4_t &a3) {
-    float32x4_t w0;
-    float32x4_t w1;
-    float32x4_t w2;
-    float32x4_t x;
-    // clang-format off
-    /* One kernel column (3 taps) over 6 input vectors for the 4 sums; FMA0
-     * is the sums' first operation. */
+// clang-format off
+/* One kernel column (3 taps) over the input vectors of 4 sums down a column;
+ * FMA0 is the sums' first operation. At stride 1, 6 input vectors, each
+ * serving up to 3 sums; */
 #define ET_ZEPHYR_KERNEL_COLUMN(COLUMN, TAP0, FMA0)                                                \
     "vldrw.32 %q[w0], [%[taps], #" #TAP0 "]\n\t"                                                   \
     "vldrw.32 %q[x], [%[" COLUMN "]]\n\t"                                                          \
@@ -231,26 +211,7 @@ taps_of_four<1>(const float32x4_t *column0, const float32x4_t *column1, const fl
     "vfma.f32 %q[a3], %q[x], %q[w1]\n\t"                                                           \
     "vldrw.32 %q[x], [%[" COLUMN "], #80]\n\t"                                                     \
     "vfma.f32 %q[a3], %q[x], %q[w2]\n\t"
-    // clang-format on
-    /* The first kernel column starts each sum with a multiply. */
-    __asm__(
-        ET_ZEPHYR_KERNEL_COLUMN("column0", 0, "vmul.f32")
-            ET_ZEPHYR_KERNEL_COLUMN("column1", 48, "vfma.f32")
-                ET_ZEPHYR_KERNEL_COLUMN("column2", 96, "vfma.f32")
-        : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [w0] "=&w"(w0),
-          [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(x)
-        : [column0] "r"(column0), [column1] "r"(column1), [column2] "r"(column2), [taps] "r"(taps),
-          "m"(*reinterpret_cast<const float32x4_t(*)[6]>(column0)),
-          "m"(*reinterpret_cast<const float32x4_t(*)[6]>(column1)),
-          "m"(*reinterpret_cast<const float32x4_t(*)[6]>(column2)),
-          "m"(*reinterpret_cast<const float32x4_t(*)[kTaps]>(taps)));
-#undef ET_ZEPHYR_KERNEL_COLUMN
-}
-
-// clang-format off
-/* One kernel column (3 taps) over the 9 input vectors of 4 sums 2 rows
- * apart, each vector serving up to 2 of them; FMA0 is the sums' first
- * operation. */
+/* at stride 2, 9 input vectors, each serving up to 2. */
 #define ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2(COLUMN, TAP0, FMA0)                                       \
     "vldrw.32 %q[w0], [%[taps], #" #TAP0 "]\n\t"                                                   \
     "vldrw.32 %q[x], [%[" COLUMN "]]\n\t"                                                          \
@@ -278,30 +239,44 @@ taps_of_four<1>(const float32x4_t *column0, const float32x4_t *column1, const fl
     "vfma.f32 %q[a3], %q[x], %q[w2]\n\t"
 // clang-format on
 
-/* taps_of_four at stride 2 down: acc[p] = sum over kx, ky of
- * columns[kx][2 p + ky] * taps[3 kx + ky], each columns[kx] pointing at 9
- * input vectors. */
-template <>
+/*
+ * The 3x3 taps of 4 outputs down a column, STRIDE rows apart: acc[p] = sum
+ * over kx, ky of columns[kx][STRIDE p + ky] * taps[3 kx + ky], each
+ * columns[kx] pointing at the 3 STRIDE + 3 input vectors they read, taps
+ * transposed. In assembly because GCC 12 spills the 8 live vectors (4 sums,
+ * a kernel column's 3 taps and an input). The first kernel column starts
+ * each sum with a multiply.
+ */
+template <int32_t STRIDE>
 __attribute__((always_inline)) inline void
-taps_of_four<2>(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
-                const float32x4_t *taps, float32x4_t &a0, float32x4_t &a1, float32x4_t &a2,
-                float32x4_t &a3) {
+taps_of_four(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
+             const float32x4_t *taps, float32x4_t &a0, float32x4_t &a1, float32x4_t &a2,
+             float32x4_t &a3) {
     float32x4_t w0;
     float32x4_t w1;
     float32x4_t w2;
     float32x4_t x;
-    __asm__(
-        ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column0", 0, "vmul.f32")
-            ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column1", 48, "vfma.f32")
-                ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column2", 96, "vfma.f32")
-        : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [w0] "=&w"(w0),
-          [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(x)
-        : [column0] "r"(column0), [column1] "r"(column1), [column2] "r"(column2), [taps] "r"(taps),
-          "m"(*reinterpret_cast<const float32x4_t(*)[9]>(column0)),
-          "m"(*reinterpret_cast<const float32x4_t(*)[9]>(column1)),
-          "m"(*reinterpret_cast<const float32x4_t(*)[9]>(column2)),
-          "m"(*reinterpret_cast<const float32x4_t(*)[kTaps]>(taps)));
+    using Rows = const float32x4_t(*)[3 * STRIDE + 3];
+#define ET_ZEPHYR_TAPS_OPERANDS                                                                    \
+    : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [w0] "=&w"(w0),             \
+      [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(x)                                                 \
+    : [column0] "r"(column0), [column1] "r"(column1), [column2] "r"(column2), [taps] "r"(taps),    \
+      "m"(*reinterpret_cast<Rows>(column0)), "m"(*reinterpret_cast<Rows>(column1)),                \
+      "m"(*reinterpret_cast<Rows>(column2)),                                                       \
+      "m"(*reinterpret_cast<const float32x4_t(*)[kTaps]>(taps))
+    if constexpr (STRIDE == 1) {
+        __asm__(ET_ZEPHYR_KERNEL_COLUMN("column0", 0, "vmul.f32")
+                    ET_ZEPHYR_KERNEL_COLUMN("column1", 48, "vfma.f32")
+                        ET_ZEPHYR_KERNEL_COLUMN("column2", 96, "vfma.f32") ET_ZEPHYR_TAPS_OPERANDS);
+    } else {
+        __asm__(ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column0", 0, "vmul.f32")
+                    ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column1", 48, "vfma.f32")
+                        ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column2", 96, "vfma.f32")
+                            ET_ZEPHYR_TAPS_OPERANDS);
+    }
+#undef ET_ZEPHYR_TAPS_OPERANDS
 }
+#undef ET_ZEPHYR_KERNEL_COLUMN
 #undef ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2
 
 /* The 3x3 taps of one output (taps transposed, as above). */
@@ -452,17 +427,10 @@ Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &context, const Tens
     const int32_t *shift_data = requantize_shifts.const_data_ptr<int32_t>();
     int8_t *dst = out.mutable_data_ptr<int8_t>();
     auto *taps = reinterpret_cast<float32x4_t *>(scratch.mutable_data_ptr<int8_t>());
-    const auto offsets =
-        std::make_pair(static_cast<int32_t>(input_offset), static_cast<int32_t>(output_offset));
-    if (s.stride_y == 1) {
-        depthwise<1>(in, w, bias_data, mult_data, shift_data, dst, taps, s, offsets.first,
-                     offsets.second, static_cast<int32_t>(activation_min),
-                     static_cast<int32_t>(activation_max));
-    } else {
-        depthwise<2>(in, w, bias_data, mult_data, shift_data, dst, taps, s, offsets.first,
-                     offsets.second, static_cast<int32_t>(activation_min),
-                     static_cast<int32_t>(activation_max));
-    }
+    const auto layer = s.stride_y == 1 ? depthwise<1> : depthwise<2>;
+    layer(in, w, bias_data, mult_data, shift_data, dst, taps, s, static_cast<int32_t>(input_offset),
+          static_cast<int32_t>(output_offset), static_cast<int32_t>(activation_min),
+          static_cast<int32_t>(activation_max));
     return out;
 }
 
