@@ -94,7 +94,7 @@ def test_known_bytes_land_in_their_components(firmware: Path) -> None:
 @pytest.mark.parametrize(
     ("source", "section", "component"),
     [
-        ("app/libapp.a(pointwise_sums_mve.S.obj)", ".text", "et-zephyr kernels"),
+        ("app/libapp.a(pointwise_pair_mve.S.obj)", ".text", "et-zephyr kernels"),
         (
             "app/libapp.a(depthwise_conv_mve.cpp.obj)",
             ".text._ZN9et_zephyr6native30quantized_depthwise_conv2d_outE",

@@ -371,7 +371,7 @@ function(et_zephyr_add_model target)
   if(CONFIG_ET_ZEPHYR_CONV_MVE OR CONFIG_ET_ZEPHYR_LINEAR_MVE)
     list(APPEND _own_kernels ${_kernels_dir}/pointwise_mve.cpp)
     list(APPEND _own_kernel_support ${_kernels_dir}/pointwise_mve.cpp
-         ${_kernels_dir}/pointwise_sums_mve.S)
+         ${_kernels_dir}/pointwise_pair_mve.S)
   endif()
   if(CONFIG_ET_ZEPHYR_CONV_MVE)
     _et_zephyr_own_kernel(quantized_conv2d conv_mve.cpp)

@@ -12,20 +12,18 @@
  * reloads and recomputes the channel's bias, input-offset term and
  * requantization shifts after every 4 outputs. Here each loaded input vector
  * serves two output channels (4 rows x 2 channels: 8 sums in the 8 even
- * registers vmladava accumulates in), and the per-channel terms are set up
- * once per channel. The sums are exact int32 and the requantization is
- * CMSIS-NN's: outputs are bit-identical to the upstream kernels'.
+ * registers vmladava accumulates in), the per-channel terms are set up once
+ * per channel, and a pair of channels goes over every row in one call of
+ * pointwise_pair_mve.S, sums, requantization and stores. The sums are exact
+ * int32 and the requantization is CMSIS-NN's: outputs are bit-identical to
+ * the upstream kernels'.
  */
 
 #include "pointwise_mve.h"
 
 #include <arm_mve.h>
+#include <stddef.h>
 #include <stdint.h>
-
-/* lib/src/kernels/pointwise_sums_mve.S */
-extern "C" void et_zephyr_pointwise_sums_mve(const int8_t *rows, int32_t depth,
-                                             const int8_t *pair_weights, int32_t blocks,
-                                             int32_t *sums);
 
 namespace {
 
@@ -33,8 +31,6 @@ namespace {
 constexpr int32_t kRows = 4;
 /* Input channels per multiply-accumulate: one vector of int8. */
 constexpr int32_t kDepth = et_zephyr::native::kPointwiseDepthStep;
-/* Blocks of 4 rows x 2 channels summed per call of the assembly loop. */
-constexpr int32_t kSumBlocks = 8;
 
 using et_zephyr::native::PointwiseProduct;
 
@@ -44,11 +40,12 @@ inline int8x16_t weight_vector(const int8_t *weights, int32_t d, int32_t depth) 
     return vldrbq_z_s8(weights + d, vctp8q(static_cast<uint32_t>(depth - d)));
 }
 
-/* One channel's requantization as scalars, for its vector-by-scalar form. */
+/* One channel's requantization as scalars, for its vector-by-scalar form
+ * (in the order pointwise_pair_mve.S loads them). */
 struct ChannelTerms {
-    int32_t base; /* bias + input_offset * weight sum */
+    int32_t base;       /* bias + input_offset * weight sum */
+    int32_t left_shift; /* max(shift, 0) */
     int32_t multiplier;
-    int32_t left_shift;  /* max(shift, 0) */
     int32_t right_shift; /* min(shift, 0) */
 };
 
@@ -80,9 +77,39 @@ __attribute__((noinline)) ChannelTerms channel_terms(const PointwiseProduct &k, 
                                                      int32_t base) {
     const int32_t q = k.per_tensor ? 0 : c;
     const int32_t shift = k.shifts[q];
-    return {k.channel_bases != nullptr ? k.channel_bases[c] : base, k.multipliers[q],
-            shift > 0 ? shift : 0, shift < 0 ? shift : 0};
+    return {k.channel_bases != nullptr ? k.channel_bases[c] : base, shift > 0 ? shift : 0,
+            k.multipliers[q], shift < 0 ? shift : 0};
 }
+
+/* The operands of pointwise_pair_mve.S: first the 16 words of its frame, in
+ * the order its ldm instructions load them. */
+struct PairRun {
+    ChannelTerms first;
+    int32_t first_output_offset;
+    int8_t *first_out;
+    ChannelTerms second;
+    int32_t second_output_offset;
+    int8_t *weights; /* 16-byte slices of both channels' weights, interleaved */
+    int8_t *second_out;
+    int32_t steps;     /* 16-byte steps of a row */
+    int32_t channels;  /* output row bytes */
+    const int8_t *end; /* stream 3's row pointer after the last block */
+    /* The rest: read once a call. */
+    const int8_t *streams[kRows];
+    int32_t offsets[kRows]; /* output byte offsets of the streams' first rows */
+    int32_t activation_min;
+    int32_t activation_max;
+};
+static_assert(sizeof(void *) != 4 ||
+                  (offsetof(PairRun, streams) == 64 && offsetof(PairRun, activation_min) == 96),
+              "pointwise_pair_mve.S reads PairRun at these offsets");
+
+} // namespace
+
+/* lib/src/kernels/pointwise_pair_mve.S */
+extern "C" void et_zephyr_pointwise_pair_mve(const PairRun *run);
+
+namespace {
 
 /* Where and how a channel's requantized blocks are stored. */
 struct BlockOutput {
@@ -90,53 +117,21 @@ struct BlockOutput {
     int32x4_t low;     /* activation_min */
     int32x4_t high;    /* activation_max */
     int32_t output_offset;
-    int32_t block_bytes;
 };
 
 /* requantize() (requantize_mve.h) of 4 sums of one channel, with its terms in
- * scalar registers and the shift it does not need left out: the same
- * operations, so the same results. */
-template <bool kLeftShift, bool kRightShift>
+ * scalar registers: the same operations, so the same results. */
 inline int32x4_t requantized(int32x4_t sums, const ChannelTerms &t, const BlockOutput &o) {
-    int32x4_t r = vaddq_n_s32(sums, t.base);
-    if (kLeftShift) {
-        r = vshlq_r_s32(r, t.left_shift);
-    }
+    int32x4_t r = vshlq_r_s32(vaddq_n_s32(sums, t.base), t.left_shift);
     r = vqrdmulhq_n_s32(r, t.multiplier);
-    if (kRightShift) {
-        /* Round half away from zero, as arm_divide_by_power_of_two_mve_32x4. */
-        r = vrshlq_n_s32(vqaddq_s32(r, vshrq_n_s32(r, 31)), t.right_shift);
-    }
+    /* Round half away from zero, as arm_divide_by_power_of_two_mve_32x4. */
+    const int32x4_t fixup = vshrq_n_s32(vandq_s32(r, vdupq_n_s32(t.right_shift)), 31);
+    r = vrshlq_n_s32(vqaddq_s32(r, fixup), t.right_shift);
     return vminq_s32(vmaxq_s32(vaddq_n_s32(r, o.output_offset), o.low), o.high);
 }
 
-/* The same for a single vector: a shift is left or right, never both. */
-inline int32x4_t requantized(int32x4_t sums, const ChannelTerms &t, const BlockOutput &o) {
-    if (t.left_shift != 0) {
-        return requantized<true, false>(sums, t, o);
-    }
-    if (t.right_shift != 0) {
-        return requantized<false, true>(sums, t, o);
-    }
-    return requantized<false, false>(sums, t, o);
-}
-
-/* One channel's sums requantized, block by block, into out. Arguments by
- * value: the int8 stores could alias anything behind a reference. */
-template <bool kLeftShift, bool kRightShift>
-void requantize_blocks(const int32_t *sums, int32_t count, const ChannelTerms t,
-                       const BlockOutput o, int8_t *out) {
-#pragma GCC unroll 1
-    for (int32_t b = 0; b < count; b++) {
-        const int32x4_t r = requantized<kLeftShift, kRightShift>(vldrwq_s32(sums), t, o);
-        vstrbq_scatter_offset_s32(out, o.stride, r);
-        sums += 2 * kRows;
-        out += o.block_bytes;
-    }
-}
-
-/* Channel c's outputs, 4 rows at a time (deep rows: no room for two
- * channels' weights). */
+/* Channel c's outputs, 4 rows at a time (deep rows without room for two
+ * channels' weights, or an odd last channel). */
 __attribute__((noinline)) void single_channel(const PointwiseProduct &k, const BlockOutput o,
                                               int32_t c) {
     const ChannelTerms t = channel_terms(k, c, k.channel_bases != nullptr ? 0 : channel_base(k, c));
@@ -166,14 +161,14 @@ __attribute__((noinline)) void single_channel(const PointwiseProduct &k, const B
 }
 
 /* Channels c and c + 1: their weights into 16-byte slices of c's, each
- * followed by c + 1's, and their terms, the weights summed on the way (whole
- * vectors unpredicated, as in channel_base). Out of line: its registers stay
- * off channel_pair's frame, the deepest of the inference. */
-__attribute__((noinline)) void interleave_pair(const PointwiseProduct &k, int32_t c,
-                                               int8_t *pair_weights, ChannelTerms *terms) {
+ * followed by c + 1's (run.weights), summed on the way (whole vectors
+ * unpredicated, as in channel_base) into their terms; then every row through
+ * the assembly. */
+__attribute__((noinline)) void channel_pair(const PointwiseProduct &k, PairRun &run, int32_t c) {
     const int32_t depth = k.depth;
     const int8_t *first = k.weights + c * depth;
     const int8_t *const whole_end = first + depth / kDepth * kDepth;
+    int8_t *pair_weights = run.weights;
     int32_t sum0 = 0;
     int32_t sum1 = 0;
     for (; first < whole_end; first += kDepth, pair_weights += 2 * kDepth) {
@@ -192,71 +187,40 @@ __attribute__((noinline)) void interleave_pair(const PointwiseProduct &k, int32_
         sum0 = vaddvaq_s8(sum0, w0);
         sum1 = vaddvaq_s8(sum1, w1);
     }
-    terms[0] = channel_terms(k, c, base_of(k, c, sum0));
-    terms[1] = channel_terms(k, c + 1, base_of(k, c + 1, sum1));
+    run.first = channel_terms(k, c, base_of(k, c, sum0));
+    run.second = channel_terms(k, c + 1, base_of(k, c + 1, sum1));
+    run.first_out = k.out + c;
+    run.second_out = k.out + c + 1;
+    et_zephyr_pointwise_pair_mve(&run);
 }
 
-/* Outputs of channels c and c + 1 for whole blocks of 4 rows, through the
- * assembly loop kSumBlocks blocks at a time. */
-__attribute__((noinline)) void channel_pair(const PointwiseProduct &k, const BlockOutput output,
-                                            int32_t c) {
-    /* 16-byte slices of channel c's weights, each followed by channel c + 1's. */
+/* Pairs of channels through the assembly, its rows as 4 streams of
+ * ceil(rows / 4) rows from rows 0, B, 2B and rows - B (never past the last
+ * row): the streams may overlap, and their outputs there are the same bytes
+ * stored twice. */
+__attribute__((noinline)) int32_t channel_pairs(const PointwiseProduct &k) {
+    /* 16-byte slices of a channel's weights, each followed by the next one's. */
     int8_t stack_pair_weights[2 * et_zephyr::native::kPointwiseStackDepth];
-    int8_t *pair_weights = k.pair_weights != nullptr ? k.pair_weights : stack_pair_weights;
-    ChannelTerms terms[2];
-    interleave_pair(k, c, pair_weights, terms);
-    const int32_t blocks = k.rows / kRows;
-    int32_t sums[kSumBlocks][2][kRows];
-    for (int32_t first = 0; first < blocks; first += kSumBlocks) {
-        const int32_t count = blocks - first < kSumBlocks ? blocks - first : kSumBlocks;
-        et_zephyr_pointwise_sums_mve(k.input + first * kRows * k.row_stride, k.row_stride,
-                                     pair_weights, count, &sums[0][0][0]);
-        for (int32_t i = 0; i < 2; i++) {
-            const ChannelTerms &t = terms[i];
-            int8_t *o = k.out + first * output.block_bytes + c + i;
-            const int32_t *channel_sums = &sums[0][i][0];
-            if (t.left_shift != 0) {
-                requantize_blocks<true, false>(channel_sums, count, t, output, o);
-            } else if (t.right_shift != 0) {
-                requantize_blocks<false, true>(channel_sums, count, t, output, o);
-            } else {
-                requantize_blocks<false, false>(channel_sums, count, t, output, o);
-            }
-        }
+    PairRun run;
+    run.weights = k.pair_weights != nullptr ? k.pair_weights : stack_pair_weights;
+    run.first_output_offset = k.output_offset;
+    run.second_output_offset = k.output_offset;
+    run.steps = k.row_stride / kDepth;
+    run.channels = k.channels;
+    run.activation_min = k.activation_min;
+    run.activation_max = k.activation_max;
+    const int32_t blocks = (k.rows + kRows - 1) / kRows;
+    for (int32_t s = 0; s < kRows; s++) {
+        const int32_t row = s * blocks < k.rows - blocks ? s * blocks : k.rows - blocks;
+        run.streams[s] = k.input + row * k.row_stride;
+        run.offsets[s] = row * k.channels;
     }
-    /* The last rows, fewer than a block, from the same interleaved weights;
-     * past the last row, it repeats, unstored. */
-    const int32_t rows_left = k.rows - blocks * kRows;
-    if (rows_left > 0) {
-        const int8_t *row0 = k.input + blocks * kRows * k.row_stride;
-        const int8_t *row1 = rows_left > 1 ? row0 + k.row_stride : row0;
-        const int8_t *row2 = rows_left > 2 ? row1 + k.row_stride : row1;
-        int32_t a0 = 0;
-        int32_t a1 = 0;
-        int32_t a2 = 0;
-        int32_t b0 = 0;
-        int32_t b1 = 0;
-        int32_t b2 = 0;
-        for (int32_t d = 0; d < k.row_stride; d += kDepth) {
-            const int8x16_t w0 = vldrbq_s8(pair_weights + 2 * d);
-            const int8x16_t w1 = vldrbq_s8(pair_weights + 2 * d + kDepth);
-            const int8x16_t x0 = vldrbq_s8(row0 + d);
-            const int8x16_t x1 = vldrbq_s8(row1 + d);
-            const int8x16_t x2 = vldrbq_s8(row2 + d);
-            a0 = vmladavaq_s8(a0, x0, w0);
-            b0 = vmladavaq_s8(b0, x0, w1);
-            a1 = vmladavaq_s8(a1, x1, w0);
-            b1 = vmladavaq_s8(b1, x1, w1);
-            a2 = vmladavaq_s8(a2, x2, w0);
-            b2 = vmladavaq_s8(b2, x2, w1);
-        }
-        const mve_pred16_t valid = vctp32q(static_cast<uint32_t>(rows_left));
-        const int32x4_t sums[2] = {{a0, a1, a2, 0}, {b0, b1, b2, 0}};
-        for (int32_t i = 0; i < 2; i++) {
-            vstrbq_scatter_offset_p_s32(k.out + blocks * output.block_bytes + c + i, output.stride,
-                                        requantized(sums[i], terms[i], output), valid);
-        }
+    run.end = run.streams[kRows - 1] + blocks * k.row_stride;
+    int32_t c = 0;
+    for (; c + 1 < k.channels; c += 2) {
+        channel_pair(k, run, c);
     }
+    return c;
 }
 
 } // namespace
@@ -264,17 +228,17 @@ __attribute__((noinline)) void channel_pair(const PointwiseProduct &k, const Blo
 namespace et_zephyr::native {
 
 void pointwise_product(const PointwiseProduct &k) {
-    const BlockOutput output = {vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k.channels)),
-                                vdupq_n_s32(k.activation_min), vdupq_n_s32(k.activation_max),
-                                k.output_offset, kRows * k.channels};
     int32_t c = 0;
     if (k.pair_weights != nullptr || k.row_stride <= kPointwiseStackDepth) {
-        for (; c + 1 < k.channels; c += 2) {
-            channel_pair(k, output, c);
-        }
+        c = channel_pairs(k);
     }
-    for (; c < k.channels; c++) {
-        single_channel(k, output, c);
+    if (c < k.channels) {
+        const BlockOutput output = {
+            vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k.channels)),
+            vdupq_n_s32(k.activation_min), vdupq_n_s32(k.activation_max), k.output_offset};
+        for (; c < k.channels; c++) {
+            single_channel(k, output, c);
+        }
     }
 }
 
