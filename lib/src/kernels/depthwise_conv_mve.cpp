@@ -31,6 +31,7 @@
  */
 
 #include <arm_mve.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
@@ -237,47 +238,118 @@ __attribute__((always_inline)) inline void fill_column(float32x4_t *column, cons
     "vfma.f32 %q[a3], %q[x], %q[w1]\n\t"                                                           \
     "vldrw.32 %q[x], [%[" COLUMN "], #128]\n\t"                                                    \
     "vfma.f32 %q[a3], %q[x], %q[w2]\n\t"
+/* The 4 sums requantized as requantize() (requantize_mve.h) does, with
+ * the Requantization's vectors loaded one at a time into w0 (the taps are
+ * done with), and stored down the output column. */
+#define ET_ZEPHYR_REQUANTIZE_AND_STORE                                                             \
+    "vldrw.32 %q[w0], [%[q]]\n\t"                                                                  \
+    "vcvt.s32.f32 %q[a0], %q[a0]\n\t"                                                              \
+    "vcvt.s32.f32 %q[a1], %q[a1]\n\t"                                                              \
+    "vcvt.s32.f32 %q[a2], %q[a2]\n\t"                                                              \
+    "vcvt.s32.f32 %q[a3], %q[a3]\n\t"                                                              \
+    "vadd.i32 %q[a0], %q[a0], %q[w0]\n\t"                                                          \
+    "vadd.i32 %q[a1], %q[a1], %q[w0]\n\t"                                                          \
+    "vadd.i32 %q[a2], %q[a2], %q[w0]\n\t"                                                          \
+    "vadd.i32 %q[a3], %q[a3], %q[w0]\n\t"                                                          \
+    "vldrw.32 %q[w0], [%[q], #32]\n\t"                                                             \
+    "vshl.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                          \
+    "vshl.s32 %q[a1], %q[a1], %q[w0]\n\t"                                                          \
+    "vshl.s32 %q[a2], %q[a2], %q[w0]\n\t"                                                          \
+    "vshl.s32 %q[a3], %q[a3], %q[w0]\n\t"                                                          \
+    "vldrw.32 %q[w0], [%[q], #16]\n\t"                                                             \
+    "vqrdmulh.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                      \
+    "vqrdmulh.s32 %q[a1], %q[a1], %q[w0]\n\t"                                                      \
+    "vqrdmulh.s32 %q[a2], %q[a2], %q[w0]\n\t"                                                      \
+    "vqrdmulh.s32 %q[a3], %q[a3], %q[w0]\n\t"                                                      \
+    "vldrw.32 %q[w0], [%[q], #48]\n\t"                                                             \
+    ET_ZEPHYR_DIVIDE_ROUNDING("a0") ET_ZEPHYR_DIVIDE_ROUNDING("a1")                                \
+    ET_ZEPHYR_DIVIDE_ROUNDING("a2") ET_ZEPHYR_DIVIDE_ROUNDING("a3")                                \
+    "vadd.i32 %q[a0], %q[a0], %[offset]\n\t"                                                       \
+    "vadd.i32 %q[a1], %q[a1], %[offset]\n\t"                                                       \
+    "vadd.i32 %q[a2], %q[a2], %[offset]\n\t"                                                       \
+    "vadd.i32 %q[a3], %q[a3], %[offset]\n\t"                                                       \
+    "vldrw.32 %q[w0], [%[q], #64]\n\t"                                                             \
+    "vmax.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                          \
+    "vmax.s32 %q[a1], %q[a1], %q[w0]\n\t"                                                          \
+    "vmax.s32 %q[a2], %q[a2], %q[w0]\n\t"                                                          \
+    "vmax.s32 %q[a3], %q[a3], %q[w0]\n\t"                                                          \
+    "vldrw.32 %q[w0], [%[q], #80]\n\t"                                                             \
+    "vmin.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                          \
+    "vmin.s32 %q[a1], %q[a1], %q[w0]\n\t"                                                          \
+    "vmin.s32 %q[a2], %q[a2], %q[w0]\n\t"                                                          \
+    "vmin.s32 %q[a3], %q[a3], %q[w0]\n\t"                                                          \
+    "vstrb.32 %q[a0], [%[out]]\n\t"                                                                \
+    "add %[row], %[out], %[row_bytes]\n\t"                                                         \
+    "vstrb.32 %q[a1], [%[row]]\n\t"                                                                \
+    "add %[row], %[row], %[row_bytes]\n\t"                                                         \
+    "vstrb.32 %q[a2], [%[row]]\n\t"                                                                \
+    "add %[row], %[row], %[row_bytes]\n\t"                                                         \
+    "vstrb.32 %q[a3], [%[row]]\n\t"
+static_assert(offsetof(Requantization, multiplier) == 16 &&
+                  offsetof(Requantization, left_shift) == 32 &&
+                  offsetof(Requantization, right_shift) == 48 &&
+                  offsetof(Requantization, activation_min) == 64 &&
+                  offsetof(Requantization, activation_max) == 80,
+              "ET_ZEPHYR_REQUANTIZE_AND_STORE loads a Requantization at these offsets");
+/* Round half away from zero, as arm_divide_by_power_of_two_mve_32x4: the
+ * right shifts are in w0. */
+#define ET_ZEPHYR_DIVIDE_ROUNDING(A)                                                               \
+    "vand %q[x], %q[" A "], %q[w0]\n\t"                                                            \
+    "vshr.s32 %q[x], %q[x], #31\n\t"                                                               \
+    "vqadd.s32 %q[" A "], %q[" A "], %q[x]\n\t"                                                    \
+    "vrshl.s32 %q[" A "], %q[" A "], %q[w0]\n\t"
 // clang-format on
 
 /*
- * The 3x3 taps of 4 outputs down a column, STRIDE rows apart: acc[p] = sum
+ * The 3x3 taps of 4 outputs down a column, STRIDE rows apart: sum[p] = sum
  * over kx, ky of columns[kx][STRIDE p + ky] * taps[3 kx + ky], each
  * columns[kx] pointing at the 3 STRIDE + 3 input vectors they read, taps
- * transposed. In assembly because GCC 12 spills the 8 live vectors (4 sums,
- * a kernel column's 3 taps and an input). The first kernel column starts
- * each sum with a multiply.
+ * transposed; then the sums requantized with q and stored to out and the 3
+ * output rows below it, row_bytes apart. In assembly because GCC 12 spills
+ * the 8 live vectors (4 sums, a kernel column's 3 taps and an input) and
+ * reloads the requantization's vectors through extra address arithmetic.
+ * The first kernel column starts each sum with a multiply.
  */
 template <int32_t STRIDE>
 __attribute__((always_inline)) inline void
-taps_of_four(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
-             const float32x4_t *taps, float32x4_t &a0, float32x4_t &a1, float32x4_t &a2,
-             float32x4_t &a3) {
+block_of_four(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
+              const float32x4_t *taps, const Requantization &q, int8_t *out, int32_t row_bytes) {
+    float32x4_t a0;
+    float32x4_t a1;
+    float32x4_t a2;
+    float32x4_t a3;
     float32x4_t w0;
     float32x4_t w1;
     float32x4_t w2;
     float32x4_t x;
+    int8_t *row;
     using Rows = const float32x4_t(*)[3 * STRIDE + 3];
-#define ET_ZEPHYR_TAPS_OPERANDS                                                                    \
+#define ET_ZEPHYR_BLOCK_OPERANDS                                                                   \
     : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [w0] "=&w"(w0),             \
-      [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(x)                                                 \
+      [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(x), [row] "=&l"(row)                               \
     : [column0] "r"(column0), [column1] "r"(column1), [column2] "r"(column2), [taps] "r"(taps),    \
+      [q] "r"(&q), [offset] "r"(q.output_offset), [out] "l"(out), [row_bytes] "r"(row_bytes),      \
       "m"(*reinterpret_cast<Rows>(column0)), "m"(*reinterpret_cast<Rows>(column1)),                \
       "m"(*reinterpret_cast<Rows>(column2)),                                                       \
-      "m"(*reinterpret_cast<const float32x4_t(*)[kTaps]>(taps))
+      "m"(*reinterpret_cast<const float32x4_t(*)[kTaps]>(taps)), "m"(q)                            \
+    : "memory"
     if constexpr (STRIDE == 1) {
-        __asm__(ET_ZEPHYR_KERNEL_COLUMN("column0", 0, "vmul.f32")
-                    ET_ZEPHYR_KERNEL_COLUMN("column1", 48, "vfma.f32")
-                        ET_ZEPHYR_KERNEL_COLUMN("column2", 96, "vfma.f32") ET_ZEPHYR_TAPS_OPERANDS);
+        __asm__ volatile(ET_ZEPHYR_KERNEL_COLUMN("column0", 0, "vmul.f32")
+                             ET_ZEPHYR_KERNEL_COLUMN("column1", 48, "vfma.f32")
+                                 ET_ZEPHYR_KERNEL_COLUMN("column2", 96, "vfma.f32")
+                                     ET_ZEPHYR_REQUANTIZE_AND_STORE ET_ZEPHYR_BLOCK_OPERANDS);
     } else {
-        __asm__(ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column0", 0, "vmul.f32")
-                    ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column1", 48, "vfma.f32")
-                        ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column2", 96, "vfma.f32")
-                            ET_ZEPHYR_TAPS_OPERANDS);
+        __asm__ volatile(ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column0", 0, "vmul.f32")
+                             ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column1", 48, "vfma.f32")
+                                 ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2("column2", 96, "vfma.f32")
+                                     ET_ZEPHYR_REQUANTIZE_AND_STORE ET_ZEPHYR_BLOCK_OPERANDS);
     }
-#undef ET_ZEPHYR_TAPS_OPERANDS
+#undef ET_ZEPHYR_BLOCK_OPERANDS
 }
 #undef ET_ZEPHYR_KERNEL_COLUMN
 #undef ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2
+#undef ET_ZEPHYR_REQUANTIZE_AND_STORE
+#undef ET_ZEPHYR_DIVIDE_ROUNDING
 
 /* The 3x3 taps of one output (taps transposed, as above). */
 __attribute__((always_inline)) inline float32x4_t taps_of_one(const float32x4_t *column0,
@@ -339,23 +411,14 @@ depthwise(const int8_t *in, const int8_t *w, const int32_t *bias_data, const int
         const auto output_column = [&](const float32x4_t *column0, const float32x4_t *column1,
                                        const float32x4_t *column2, int32_t ox) {
             int8_t *o = dst + ox * channels + c;
-            int32_t oy = 0;
-            for (; oy + kPixels <= s.out_height; oy += kPixels) {
-                float32x4_t a0;
-                float32x4_t a1;
-                float32x4_t a2;
-                float32x4_t a3;
-                taps_of_four<STRIDE>(column0, column1, column2, taps, a0, a1, a2, a3);
-                store(o, a0, q);
-                store(o + out_row_bytes, a1, q);
-                store(o + 2 * out_row_bytes, a2, q);
-                store(o + 3 * out_row_bytes, a3, q);
+            for (int32_t blocks = s.out_height / kPixels; blocks > 0; blocks--) {
+                block_of_four<STRIDE>(column0, column1, column2, taps, q, o, out_row_bytes);
                 column0 += STRIDE * kPixels;
                 column1 += STRIDE * kPixels;
                 column2 += STRIDE * kPixels;
                 o += kPixels * out_row_bytes;
             }
-            for (; oy < s.out_height; oy++) {
+            for (int32_t rows = s.out_height % kPixels; rows > 0; rows--) {
                 store(o, taps_of_one(column0, column1, column2, taps), q);
                 column0 += STRIDE;
                 column1 += STRIDE;
