@@ -13,7 +13,9 @@
  * rows times the output row bytes), which move by one output row a block.
  * Per 16 of depth, each loaded input vector serves both channels' weights,
  * interleaved in 16-byte slices at run->weights (channel 0's slice, then
- * channel 1's): 8 multiply-accumulate instructions of 16 lanes for 6 loads.
+ * channel 1's): 8 multiply-accumulate instructions of 16 lanes for 6 loads,
+ * two such steps an iteration (a block loop for rows of an even number of
+ * steps, one for odd: KWS's 64-value rows take 60 instructions, not 64).
  *
  * In assembly because the 8 sums live in the 8 even registers vmladava
  * accumulates in (r0 .. r12, lr), the 4 row pointers, the weights and the
@@ -86,6 +88,44 @@
 	vstrb.32 \sums, [r10, q1]
 .endm
 
+/* Every block: the sums of 4 rows x 2 channels over the row's steps (two
+ * a loop iteration: \parity says whether a block starts with one step or
+ * two), requantized and stored. */
+.macro block_loop parity
+.L\parity\()_block:
+	depth_16 vmladav
+.ifc \parity, even
+	depth_16 vmladava
+	subs r11, #2
+.else
+	subs r11, #1
+.endif
+	beq .L\parity\()_requantize
+.L\parity\()_steps:
+	depth_16 vmladava
+	depth_16 vmladava
+	subs r11, #2
+	bne .L\parity\()_steps
+
+.L\parity\()_requantize:
+	/* Each channel's sums into a vector, stream k in lane k (the first
+	 * register goes to the lower lane). */
+	vmov q0[2], q0[0], r0, r8
+	vmov q0[3], q0[1], r4, r12
+	vmov q4[2], q4[0], r2, r10
+	vmov q4[3], q4[1], r6, lr
+	ldm sp, {r0, r2, r4, r6, r8, r10}
+	requantize q0, q2
+	/* The second channel's terms, and the next block's weights, steps,
+	 * output row bytes and where stream 3 ends. */
+	add r9, sp, #SECOND
+	ldm r9, {r0, r2, r4, r6, r8, r9, r10, r11, r12, lr}
+	requantize q4, q3
+	vadd.i32 q1, q1, r12
+	cmp r7, lr
+	bne .L\parity\()_block
+.endm
+
 	.global et_zephyr_pointwise_pair_mve
 	.type et_zephyr_pointwise_pair_mve, %function
 	.p2align 2
@@ -111,33 +151,12 @@ et_zephyr_pointwise_pair_mve:
 	ldr r9, [sp, #WEIGHTS]
 	ldr r11, [sp, #STEPS]
 
-.Lblock:
-	depth_16 vmladav
-	subs r11, #1
-	beq .Lrequantize
-.Lstep:
-	depth_16 vmladava
-	subs r11, #1
-	bne .Lstep
-
-.Lrequantize:
-	/* Each channel's sums into a vector, stream k in lane k (the first
-	 * register goes to the lower lane). */
-	vmov q0[2], q0[0], r0, r8
-	vmov q0[3], q0[1], r4, r12
-	vmov q4[2], q4[0], r2, r10
-	vmov q4[3], q4[1], r6, lr
-	ldm sp, {r0, r2, r4, r6, r8, r10}
-	requantize q0, q2
-	/* The second channel's terms, and the next block's weights, steps,
-	 * output row bytes and where stream 3 ends. */
-	add r9, sp, #SECOND
-	ldm r9, {r0, r2, r4, r6, r8, r9, r10, r11, r12, lr}
-	requantize q4, q3
-	vadd.i32 q1, q1, r12
-	cmp r7, lr
-	bne .Lblock
-
+	tst r11, #1
+	bne .Lodd_block
+	block_loop even
+	b .Ldone
+	block_loop odd
+.Ldone:
 	add sp, #FRAME + 4
 	vpop {d8-d15}
 	pop {r4-r11, pc}
