@@ -46,7 +46,6 @@ using et_zephyr::native::has_int8_types;
 using et_zephyr::native::has_nhwc_bytes;
 using et_zephyr::native::make_requantization;
 using et_zephyr::native::Requantization;
-using et_zephyr::native::requantize;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
 using torch::executor::Tensor;
@@ -346,32 +345,65 @@ block_of_four(const float32x4_t *column0, const float32x4_t *column1, const floa
     }
 #undef ET_ZEPHYR_BLOCK_OPERANDS
 }
+
+/* One tap of one output: the input vector at OFFSET bytes of COLUMN times the
+ * tap at TAP bytes. */
+#define ET_ZEPHYR_ONE_TAP(COLUMN, OFFSET, TAP)                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #" #OFFSET "]\n\t"                                            \
+    "vldrw.32 %q[w0], [%[taps], #" #TAP "]\n\t"                                                    \
+    "vfma.f32 %q[a0], %q[x], %q[w0]\n\t"
+
+/* The same for one output (the last row of a column whose height is not a
+ * multiple of 4), stored at out. */
+__attribute__((always_inline)) inline void
+one_output(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
+           const float32x4_t *taps, const Requantization &q, int8_t *out) {
+    float32x4_t a0;
+    float32x4_t w0;
+    float32x4_t x;
+    using Window = const float32x4_t(*)[3];
+    // clang-format off
+    __asm__ volatile(
+        "vldrw.32 %q[x], [%[column0]]\n\t"
+        "vldrw.32 %q[w0], [%[taps]]\n\t"
+        "vmul.f32 %q[a0], %q[x], %q[w0]\n\t"
+        ET_ZEPHYR_ONE_TAP("column0", 16, 16)
+        ET_ZEPHYR_ONE_TAP("column0", 32, 32)
+        ET_ZEPHYR_ONE_TAP("column1", 0, 48)
+        ET_ZEPHYR_ONE_TAP("column1", 16, 64)
+        ET_ZEPHYR_ONE_TAP("column1", 32, 80)
+        ET_ZEPHYR_ONE_TAP("column2", 0, 96)
+        ET_ZEPHYR_ONE_TAP("column2", 16, 112)
+        ET_ZEPHYR_ONE_TAP("column2", 32, 128)
+        "vcvt.s32.f32 %q[a0], %q[a0]\n\t"
+        "vldrw.32 %q[w0], [%[q]]\n\t"
+        "vadd.i32 %q[a0], %q[a0], %q[w0]\n\t"
+        "vldrw.32 %q[w0], [%[q], #32]\n\t"
+        "vshl.s32 %q[a0], %q[a0], %q[w0]\n\t"
+        "vldrw.32 %q[w0], [%[q], #16]\n\t"
+        "vqrdmulh.s32 %q[a0], %q[a0], %q[w0]\n\t"
+        "vldrw.32 %q[w0], [%[q], #48]\n\t"
+        ET_ZEPHYR_DIVIDE_ROUNDING("a0")
+        "vadd.i32 %q[a0], %q[a0], %[offset]\n\t"
+        "vldrw.32 %q[w0], [%[q], #64]\n\t"
+        "vmax.s32 %q[a0], %q[a0], %q[w0]\n\t"
+        "vldrw.32 %q[w0], [%[q], #80]\n\t"
+        "vmin.s32 %q[a0], %q[a0], %q[w0]\n\t"
+        "vstrb.32 %q[a0], [%[out]]\n\t"
+        : [a0] "=&w"(a0), [w0] "=&w"(w0), [x] "=&w"(x)
+        : [column0] "r"(column0), [column1] "r"(column1), [column2] "r"(column2), [taps] "r"(taps),
+          [q] "r"(&q), [offset] "r"(q.output_offset), [out] "l"(out),
+          "m"(*reinterpret_cast<Window>(column0)), "m"(*reinterpret_cast<Window>(column1)),
+          "m"(*reinterpret_cast<Window>(column2)),
+          "m"(*reinterpret_cast<const float32x4_t(*)[kTaps]>(taps)), "m"(q)
+        : "memory");
+    // clang-format on
+}
+#undef ET_ZEPHYR_ONE_TAP
 #undef ET_ZEPHYR_KERNEL_COLUMN
 #undef ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2
 #undef ET_ZEPHYR_REQUANTIZE_AND_STORE
 #undef ET_ZEPHYR_DIVIDE_ROUNDING
-
-/* The 3x3 taps of one output (taps transposed, as above). */
-__attribute__((always_inline)) inline float32x4_t taps_of_one(const float32x4_t *column0,
-                                                              const float32x4_t *column1,
-                                                              const float32x4_t *column2,
-                                                              const float32x4_t *taps) {
-    float32x4_t acc = vmulq_f32(column0[0], taps[0]);
-    acc = vfmaq_f32(acc, column0[1], taps[1]);
-    acc = vfmaq_f32(acc, column0[2], taps[2]);
-    acc = vfmaq_f32(acc, column1[0], taps[3]);
-    acc = vfmaq_f32(acc, column1[1], taps[4]);
-    acc = vfmaq_f32(acc, column1[2], taps[5]);
-    acc = vfmaq_f32(acc, column2[0], taps[6]);
-    acc = vfmaq_f32(acc, column2[1], taps[7]);
-    return vfmaq_f32(acc, column2[2], taps[8]);
-}
-
-/* The requantized int8 outputs of 4 channels' sums, stored. */
-__attribute__((always_inline)) inline void store(int8_t *out, float32x4_t sum,
-                                                 const Requantization &q) {
-    vstrbq_s32(out, requantize(vcvtq_s32_f32(sum), q));
-}
 
 /*
  * One layer, 4 channels at a time; STRIDE down (1, or 2: MobileNet's few
@@ -419,7 +451,7 @@ depthwise(const int8_t *in, const int8_t *w, const int32_t *bias_data, const int
                 o += kPixels * out_row_bytes;
             }
             for (int32_t rows = s.out_height % kPixels; rows > 0; rows--) {
-                store(o, taps_of_one(column0, column1, column2, taps), q);
+                one_output(column0, column1, column2, taps, q, o);
                 column0 += STRIDE;
                 column1 += STRIDE;
                 column2 += STRIDE;
