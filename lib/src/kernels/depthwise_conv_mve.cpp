@@ -419,6 +419,9 @@ depthwise(const int8_t *in, const int8_t *w, const int32_t *bias_data, const int
     const ColumnLayout layout = column_layout(s);
     const int32_t height = layout.height;
     const int32_t out_row_bytes = s.out_width * channels;
+    /* An output column: blocks of 4 outputs, then single ones. */
+    const int32_t column_blocks = s.out_height / kPixels;
+    const int32_t column_rest = s.out_height % kPixels;
     float32x4_t *const slots = taps + kTaps;
     /* The input's zero point, whose offset input is 0. */
     const float32x4_t zero_point = vdupq_n_f32(static_cast<float>(-input_offset));
@@ -443,14 +446,14 @@ depthwise(const int8_t *in, const int8_t *w, const int32_t *bias_data, const int
         const auto output_column = [&](const float32x4_t *column0, const float32x4_t *column1,
                                        const float32x4_t *column2, int32_t ox) {
             int8_t *o = dst + ox * channels + c;
-            for (int32_t blocks = s.out_height / kPixels; blocks > 0; blocks--) {
+            for (int32_t blocks = column_blocks; blocks > 0; blocks--) {
                 block_of_four<STRIDE>(column0, column1, column2, taps, q, o, out_row_bytes);
                 column0 += STRIDE * kPixels;
                 column1 += STRIDE * kPixels;
                 column2 += STRIDE * kPixels;
                 o += kPixels * out_row_bytes;
             }
-            for (int32_t rows = s.out_height % kPixels; rows > 0; rows--) {
+            for (int32_t rows = column_rest; rows > 0; rows--) {
                 one_output(column0, column1, column2, taps, q, o);
                 column0 += STRIDE;
                 column1 += STRIDE;

@@ -72,9 +72,10 @@ int32_t channel_base(const PointwiseProduct &k, int32_t c) {
 }
 
 /* Channel c's terms, its base `base` unless the caller summed them ahead
- * (k.channel_bases). Out of line: inlined twice it costs flash, not time. */
-__attribute__((noinline)) ChannelTerms channel_terms(const PointwiseProduct &k, int32_t c,
-                                                     int32_t base) {
+ * (k.channel_bases). Inlined: as a call it took a third more instructions
+ * (KWS: 4,300 an inference, for 40 B of flash). */
+__attribute__((always_inline)) inline ChannelTerms channel_terms(const PointwiseProduct &k,
+                                                                 int32_t c, int32_t base) {
     const int32_t q = k.per_tensor ? 0 : c;
     const int32_t shift = k.shifts[q];
     return {k.channel_bases != nullptr ? k.channel_bases[c] : base, shift > 0 ? shift : 0,
