@@ -191,51 +191,51 @@ __attribute__((always_inline)) inline void fill_column(float32x4_t *column, cons
  * serving up to 3 sums; */
 #define ET_ZEPHYR_KERNEL_COLUMN(COLUMN, TAP0, FMA0)                                                \
     "vldrw.32 %q[w0], [%[taps], #" #TAP0 "]\n\t"                                                   \
-    "vldrw.32 %q[x], [%[" COLUMN "]]\n\t"                                                          \
+    "vldrw.32 %q[x], [%[" COLUMN "]], #64\n\t"                                                          \
     "vldrw.32 %q[w1], [%[taps], #" #TAP0 "+16]\n\t"                                                \
     FMA0 " %q[a0], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #16]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-48]\n\t"                                                     \
     "vldrw.32 %q[w2], [%[taps], #" #TAP0 "+32]\n\t"                                                \
     "vfma.f32 %q[a0], %q[x], %q[w1]\n\t"                                                           \
     FMA0 " %q[a1], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #32]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-32]\n\t"                                                     \
     "vfma.f32 %q[a0], %q[x], %q[w2]\n\t"                                                           \
     "vfma.f32 %q[a1], %q[x], %q[w1]\n\t"                                                           \
     FMA0 " %q[a2], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #48]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-16]\n\t"                                                     \
     "vfma.f32 %q[a1], %q[x], %q[w2]\n\t"                                                           \
     "vfma.f32 %q[a2], %q[x], %q[w1]\n\t"                                                           \
     FMA0 " %q[a3], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #64]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #0]\n\t"                                                     \
     "vfma.f32 %q[a2], %q[x], %q[w2]\n\t"                                                           \
     "vfma.f32 %q[a3], %q[x], %q[w1]\n\t"                                                           \
-    "vldrw.32 %q[x], [%[" COLUMN "], #80]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #16]\n\t"                                                     \
     "vfma.f32 %q[a3], %q[x], %q[w2]\n\t"
 /* at stride 2, 9 input vectors, each serving up to 2. */
 #define ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2(COLUMN, TAP0, FMA0)                                       \
     "vldrw.32 %q[w0], [%[taps], #" #TAP0 "]\n\t"                                                   \
-    "vldrw.32 %q[x], [%[" COLUMN "]]\n\t"                                                          \
+    "vldrw.32 %q[x], [%[" COLUMN "]], #128\n\t"                                                          \
     "vldrw.32 %q[w1], [%[taps], #" #TAP0 "+16]\n\t"                                                \
     FMA0 " %q[a0], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #16]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-112]\n\t"                                                     \
     "vldrw.32 %q[w2], [%[taps], #" #TAP0 "+32]\n\t"                                                \
     "vfma.f32 %q[a0], %q[x], %q[w1]\n\t"                                                           \
-    "vldrw.32 %q[x], [%[" COLUMN "], #32]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-96]\n\t"                                                     \
     "vfma.f32 %q[a0], %q[x], %q[w2]\n\t"                                                           \
     FMA0 " %q[a1], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #48]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-80]\n\t"                                                     \
     "vfma.f32 %q[a1], %q[x], %q[w1]\n\t"                                                           \
-    "vldrw.32 %q[x], [%[" COLUMN "], #64]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-64]\n\t"                                                     \
     "vfma.f32 %q[a1], %q[x], %q[w2]\n\t"                                                           \
     FMA0 " %q[a2], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #80]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-48]\n\t"                                                     \
     "vfma.f32 %q[a2], %q[x], %q[w1]\n\t"                                                           \
-    "vldrw.32 %q[x], [%[" COLUMN "], #96]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-32]\n\t"                                                     \
     "vfma.f32 %q[a2], %q[x], %q[w2]\n\t"                                                           \
     FMA0 " %q[a3], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #112]\n\t"                                                    \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-16]\n\t"                                                    \
     "vfma.f32 %q[a3], %q[x], %q[w1]\n\t"                                                           \
-    "vldrw.32 %q[x], [%[" COLUMN "], #128]\n\t"                                                    \
+    "vldrw.32 %q[x], [%[" COLUMN "], #0]\n\t"                                                    \
     "vfma.f32 %q[a3], %q[x], %q[w2]\n\t"
 /* The 4 sums requantized as requantize() (requantize_mve.h) does, with
  * the Requantization's vectors loaded one at a time into w0 (the taps are
@@ -304,14 +304,15 @@ static_assert(offsetof(Requantization, multiplier) == 16 &&
  * over kx, ky of columns[kx][STRIDE p + ky] * taps[3 kx + ky], each
  * columns[kx] pointing at the 3 STRIDE + 3 input vectors they read, taps
  * transposed; then the sums requantized with q and stored to out and the 3
- * output rows below it, row_bytes apart. In assembly because GCC 12 spills
+ * output rows below it, row_bytes apart; each columns[kx] moved on to the
+ * next block's rows (by its first load). In assembly because GCC 12 spills
  * the 8 live vectors (4 sums, a kernel column's 3 taps and an input) and
  * reloads the requantization's vectors through extra address arithmetic.
  * The first kernel column starts each sum with a multiply.
  */
 template <int32_t STRIDE>
 __attribute__((always_inline)) inline void
-block_of_four(const float32x4_t *column0, const float32x4_t *column1, const float32x4_t *column2,
+block_of_four(const float32x4_t *&column0, const float32x4_t *&column1, const float32x4_t *&column2,
               const float32x4_t *taps, const Requantization &q, int8_t *out, int32_t row_bytes) {
     float32x4_t a0;
     float32x4_t a1;
@@ -323,11 +324,11 @@ block_of_four(const float32x4_t *column0, const float32x4_t *column1, const floa
     float32x4_t x;
     int8_t *row;
     using Rows = const float32x4_t(*)[3 * STRIDE + 3];
-#define ET_ZEPHYR_BLOCK_OPERANDS                                                                   \
+#define ET_ZEPHYR_BLOCK_OPERANDS                                                                                \
     : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [w0] "=&w"(w0),             \
-      [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(x), [row] "=&l"(row)                               \
-    : [column0] "r"(column0), [column1] "r"(column1), [column2] "r"(column2), [taps] "r"(taps),    \
-      [q] "r"(&q), [offset] "r"(q.output_offset), [out] "l"(out), [row_bytes] "r"(row_bytes),      \
+      [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(x), [row] "=&l"(row), [column0] "+r"(column0),    \
+      [column1] "+r"(column1), [column2] "+r"(column2)                                             \
+    : [taps] "r"(taps), [q] "r"(&q), [offset] "r"(q.output_offset), [out] "l"(out), [row_bytes] "r"(row_bytes),      \
       "m"(*reinterpret_cast<Rows>(column0)), "m"(*reinterpret_cast<Rows>(column1)),                \
       "m"(*reinterpret_cast<Rows>(column2)),                                                       \
       "m"(*reinterpret_cast<const float32x4_t(*)[kTaps]>(taps)), "m"(q)                            \
@@ -448,9 +449,6 @@ depthwise(const int8_t *in, const int8_t *w, const int32_t *bias_data, const int
             int8_t *o = dst + ox * channels + c;
             for (int32_t blocks = column_blocks; blocks > 0; blocks--) {
                 block_of_four<STRIDE>(column0, column1, column2, taps, q, o, out_row_bytes);
-                column0 += STRIDE * kPixels;
-                column1 += STRIDE * kPixels;
-                column2 += STRIDE * kPixels;
                 o += kPixels * out_row_bytes;
             }
             for (int32_t rows = column_rest; rows > 0; rows--) {
