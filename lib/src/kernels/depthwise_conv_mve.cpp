@@ -237,7 +237,7 @@ __attribute__((always_inline)) inline void fill_column(float32x4_t *column, cons
     "vfma.f32 %q[a3], %q[x], %q[w1]\n\t"                                                           \
     "vldrw.32 %q[x], [%[" COLUMN "], #0]\n\t"                                                    \
     "vfma.f32 %q[a3], %q[x], %q[w2]\n\t"
-/* The 4 sums requantized as requantize() (requantize_mve.h) does, with
+/* The 4 sums requantized as requantize_mve.h describes, with
  * the Requantization's vectors loaded one at a time into w0 (the taps are
  * done with), and stored down the output column. */
 #define ET_ZEPHYR_REQUANTIZE_AND_STORE                                                             \

@@ -120,7 +120,7 @@ struct BlockOutput {
     int32_t output_offset;
 };
 
-/* requantize() (requantize_mve.h) of 4 sums of one channel, with its terms in
+/* requantize_mve.h's requantization of 4 sums of one channel, with its terms in
  * scalar registers: the same operations, so the same results. */
 inline int32x4_t requantized(int32x4_t sums, const ChannelTerms &t, const BlockOutput &o) {
     int32x4_t r = vshlq_r_s32(vaddq_n_s32(sums, t.base), t.left_shift);

@@ -37,16 +37,18 @@
 	.section .text.et_zephyr_pointwise_pair_mve, "ax", %progbits
 
 /* The frame: run's first 16 words (pointwise_mve.cpp's PairRun), in the
- * order two ldm instructions load them. */
-#define FIRST 0         /* base, left shift, multiplier, right shift, output offset, out */
+ * order two ldm instructions load them: at sp the first channel's base, left
+ * shift, multiplier, right shift, output offset and out; at SECOND the second
+ * channel's five terms, then the weights, its out, the steps, the output row
+ * bytes and where stream 3 ends. */
 #define FIRST_RIGHT 12
-#define SECOND 24       /* the same, then weights, out, steps, channels, end */
+#define SECOND 24
 #define SECOND_RIGHT 36
 #define WEIGHTS 44
 #define STEPS 52
 #define FRAME 64
-/* run's words after the frame's: the streams, the offsets, the activation range. */
-#define RUN_STREAMS 64
+/* run's words after the frame's: the 4 streams (64), the offsets, the
+ * activation range. */
 #define RUN_OFFSETS 80
 #define RUN_MIN 96
 

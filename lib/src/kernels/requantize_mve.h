@@ -5,7 +5,12 @@
 /*
  * CMSIS-NN's per-channel requantization (arm_requantize_mve_32x4, double
  * rounding) for et-zephyr's Helium kernels, with the channel's shifts split
- * into left and right once instead of on every call.
+ * into left and right once instead of on every call. Per lane, in this order
+ * (the kernels' assembly runs these operations, so their results are
+ * CMSIS-NN's): r = vqrdmulh(vshl(sum + base, left_shift), multiplier); r +=
+ * vshr(vand(r, right_shift), 31) (saturating: rounds half away from zero, as
+ * arm_divide_by_power_of_two_mve_32x4); r = vrshl(r, right_shift) +
+ * output_offset; clamped to [activation_min, activation_max].
  */
 
 #ifndef ET_ZEPHYR_KERNELS_REQUANTIZE_MVE_H_
@@ -40,16 +45,6 @@ inline Requantization make_requantization(int32x4_t base, int32x4_t multiplier, 
     q.activation_max = vdupq_n_s32(activation_max);
     q.output_offset = output_offset;
     return q;
-}
-
-/* The int8 outputs (in int32 lanes) of 4 sums without the base. */
-__attribute__((always_inline)) inline int32x4_t requantize(int32x4_t sum, const Requantization &q) {
-    int32x4_t r = vqrdmulhq_s32(vshlq_s32(vaddq_s32(sum, q.base), q.left_shift), q.multiplier);
-    /* Round half away from zero, as arm_divide_by_power_of_two_mve_32x4. */
-    const int32x4_t fixup = vshrq_n_s32(vandq_s32(r, q.right_shift), 31);
-    r = vrshlq_s32(vqaddq_s32(r, fixup), q.right_shift);
-    r = vaddq_n_s32(r, q.output_offset);
-    return vminq_s32(vmaxq_s32(r, q.activation_min), q.activation_max);
 }
 
 } // namespace et_zephyr::native
