@@ -15,23 +15,19 @@
 
 #include <et_zephyr/et_zephyr.h>
 
+#include "../case_files.h"
 #include "../semihosting_exit.h"
 
 namespace {
 
 constexpr size_t kChunk = 256;
 
-bool read_exact(FILE *in, void *data, size_t size) {
-    return fread(data, 1, size, in) == size;
-}
-
 } // namespace
 
 int main() {
-    FILE *in = fopen("cases.bin", "rb");
-    FILE *out = fopen("results.bin", "wb");
-    if (in == nullptr || out == nullptr) {
-        puts("cannot open cases.bin or results.bin");
+    FILE *in;
+    FILE *out;
+    if (!open_case_files(&in, &out)) {
         semihosting_exit();
         return 1;
     }
@@ -39,12 +35,11 @@ int main() {
     static int8_t quantized[kChunk];
     static float dequantized[kChunk];
     uint32_t count;
-    while (read_exact(in, &count, sizeof(count))) {
+    while (read_values(in, &count, 1)) {
         float scale;
         int32_t zero_point;
-        if (!read_exact(in, &scale, sizeof(scale)) ||
-            !read_exact(in, &zero_point, sizeof(zero_point)) || count > kChunk ||
-            !read_exact(in, values, count * sizeof(float))) {
+        if (!read_values(in, &scale, 1) || !read_values(in, &zero_point, 1) || count > kChunk ||
+            !read_values(in, values, count)) {
             puts("malformed cases.bin");
             semihosting_exit();
             return 1;

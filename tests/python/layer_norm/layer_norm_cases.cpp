@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "kernels/layer_norm.h"
+#include "../case_files.h"
 #include "../semihosting_exit.h"
 
 using et_zephyr::native::kLayerNormMaxChannels;
@@ -32,30 +33,26 @@ int32_t biases[kLayerNormMaxChannels];
 int8_t inputs[kMaxValues];
 int8_t outputs[kMaxValues];
 
-template <typename T> bool read(FILE *file, T *values, int32_t count) {
-    return fread(values, sizeof(T), static_cast<size_t>(count), file) == static_cast<size_t>(count);
-}
-
 } // namespace
 
 int main() {
-    FILE *cases = fopen("cases.bin", "rb");
-    FILE *results = fopen("results.bin", "wb");
-    if (cases == nullptr || results == nullptr) {
-        printf("cannot open cases.bin or results.bin\n");
+    FILE *cases;
+    FILE *results;
+    if (!open_case_files(&cases, &results)) {
         semihosting_exit();
         return 1;
     }
     int32_t header[5];
     int64_t epsilon = 0;
     int32_t count = 0;
-    while (read(cases, header, 5)) {
+    while (read_values(cases, header, 5)) {
         const int32_t rows = header[0];
         const int32_t channels = header[1];
         if (channels < 1 || channels > kLayerNormMaxChannels || rows < 1 ||
-            rows * channels > kMaxValues || !read(cases, &epsilon, 1) ||
-            !read(cases, multipliers, channels) || !read(cases, biases, channels) ||
-            !read(cases, inputs, rows * channels)) {
+            rows * channels > kMaxValues || !read_values(cases, &epsilon, 1) ||
+            !read_values(cases, multipliers, static_cast<size_t>(channels)) ||
+            !read_values(cases, biases, static_cast<size_t>(channels)) ||
+            !read_values(cases, inputs, static_cast<size_t>(rows * channels))) {
             printf("case %ld is malformed\n", static_cast<long>(count));
             semihosting_exit();
             return 1;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../case_files.h"
 #include "../semihosting_exit.h"
 #include "kernels/pointwise_mve.h"
 
@@ -38,23 +39,18 @@ int32_t bases[1024];
 int8_t out[64 * 1024];
 int8_t pair_scratch[2 * 1024];
 
-bool read(FILE *file, void *data, size_t bytes) {
-    return fread(data, 1, bytes, file) == bytes;
-}
-
 } // namespace
 
 int main() {
-    FILE *cases = fopen("cases.bin", "rb");
-    FILE *results = fopen("results.bin", "wb");
-    if (cases == nullptr || results == nullptr) {
-        puts("cannot open cases.bin or results.bin");
+    FILE *cases;
+    FILE *results;
+    if (!open_case_files(&cases, &results)) {
         semihosting_exit();
         return 1;
     }
     int32_t header[12];
     int32_t count = 0;
-    while (read(cases, header, sizeof(header))) {
+    while (read_values(cases, header, 12)) {
         PointwiseProduct k{};
         k.rows = header[0];
         k.depth = header[1];
@@ -66,11 +62,11 @@ int main() {
         k.activation_max = header[7];
         k.per_tensor = header[8] != 0;
         const int32_t terms = k.per_tensor ? 1 : k.channels;
-        if (!read(cases, input, static_cast<size_t>(k.rows * k.row_stride)) ||
-            !read(cases, weights, static_cast<size_t>(k.channels * k.depth)) ||
-            (header[9] != 0 && !read(cases, bias, sizeof(int32_t) * k.channels)) ||
-            !read(cases, multipliers, sizeof(int32_t) * terms) ||
-            !read(cases, shifts, sizeof(int32_t) * terms)) {
+        if (!read_values(cases, input, static_cast<size_t>(k.rows * k.row_stride)) ||
+            !read_values(cases, weights, static_cast<size_t>(k.channels * k.depth)) ||
+            (header[9] != 0 && !read_values(cases, bias, static_cast<size_t>(k.channels))) ||
+            !read_values(cases, multipliers, static_cast<size_t>(terms)) ||
+            !read_values(cases, shifts, static_cast<size_t>(terms))) {
             puts("truncated case");
             semihosting_exit();
             return 1;
