@@ -52,24 +52,24 @@
 #define RUN_OFFSETS 80
 #define RUN_MIN 96
 
+/* 16 of depth of one row (its pointer \row) with both channels' weights
+ * (q4, q5) into the row's two sums \sum0 and \sum1. */
+.macro row_16 op, row, sum0, sum1
+	vldrb.8 q0, [\row], #16
+	\op\().s8 \sum0, q0, q4
+	\op\().s8 \sum1, q0, q5
+.endm
+
 /* 16 of depth for the block's 4 rows x 2 channels: op is vmladav to start
  * the sums, vmladava to add to them. Channel 0 sums in r0, r4, r8, r12,
  * channel 1 in r2, r6, r10, lr (streams 0 .. 3). */
 .macro depth_16 op
 	vldrb.8 q5, [r9, #16]
 	vldrb.8 q4, [r9], #32
-	vldrb.8 q0, [r1], #16
-	\op\().s8 r0, q0, q4
-	\op\().s8 r2, q0, q5
-	vldrb.8 q0, [r3], #16
-	\op\().s8 r4, q0, q4
-	\op\().s8 r6, q0, q5
-	vldrb.8 q0, [r5], #16
-	\op\().s8 r8, q0, q4
-	\op\().s8 r10, q0, q5
-	vldrb.8 q0, [r7], #16
-	\op\().s8 r12, q0, q4
-	\op\().s8 lr, q0, q5
+	row_16 \op, r1, r0, r2
+	row_16 \op, r3, r4, r6
+	row_16 \op, r5, r8, r10
+	row_16 \op, r7, r12, lr
 .endm
 
 /* One channel's 4 sums in \sums requantized and stored: r0 base, r2 left
