@@ -191,22 +191,22 @@ __attribute__((always_inline)) inline void fill_column(float32x4_t *column, cons
  * serving up to 3 sums; */
 #define ET_ZEPHYR_KERNEL_COLUMN(COLUMN, TAP0, FMA0)                                                \
     "vldrw.32 %q[w0], [%[taps], #" #TAP0 "]\n\t"                                                   \
-    "vldrw.32 %q[x], [%[" COLUMN "]], #64\n\t"                                                          \
+    "vldrw.32 %q[x], [%[" COLUMN "]], #64\n\t"                                                     \
     "vldrw.32 %q[w1], [%[taps], #" #TAP0 "+16]\n\t"                                                \
     FMA0 " %q[a0], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #-48]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-48]\n\t"                                                    \
     "vldrw.32 %q[w2], [%[taps], #" #TAP0 "+32]\n\t"                                                \
     "vfma.f32 %q[a0], %q[x], %q[w1]\n\t"                                                           \
     FMA0 " %q[a1], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #-32]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-32]\n\t"                                                    \
     "vfma.f32 %q[a0], %q[x], %q[w2]\n\t"                                                           \
     "vfma.f32 %q[a1], %q[x], %q[w1]\n\t"                                                           \
     FMA0 " %q[a2], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #-16]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-16]\n\t"                                                    \
     "vfma.f32 %q[a1], %q[x], %q[w2]\n\t"                                                           \
     "vfma.f32 %q[a2], %q[x], %q[w1]\n\t"                                                           \
     FMA0 " %q[a3], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #0]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #0]\n\t"                                                      \
     "vfma.f32 %q[a2], %q[x], %q[w2]\n\t"                                                           \
     "vfma.f32 %q[a3], %q[x], %q[w1]\n\t"                                                           \
     "vldrw.32 %q[x], [%[" COLUMN "], #16]\n\t"                                                     \
@@ -214,82 +214,51 @@ __attribute__((always_inline)) inline void fill_column(float32x4_t *column, cons
 /* at stride 2, 9 input vectors, each serving up to 2. */
 #define ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2(COLUMN, TAP0, FMA0)                                       \
     "vldrw.32 %q[w0], [%[taps], #" #TAP0 "]\n\t"                                                   \
-    "vldrw.32 %q[x], [%[" COLUMN "]], #128\n\t"                                                          \
+    "vldrw.32 %q[x], [%[" COLUMN "]], #128\n\t"                                                    \
     "vldrw.32 %q[w1], [%[taps], #" #TAP0 "+16]\n\t"                                                \
     FMA0 " %q[a0], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #-112]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-112]\n\t"                                                   \
     "vldrw.32 %q[w2], [%[taps], #" #TAP0 "+32]\n\t"                                                \
     "vfma.f32 %q[a0], %q[x], %q[w1]\n\t"                                                           \
-    "vldrw.32 %q[x], [%[" COLUMN "], #-96]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-96]\n\t"                                                    \
     "vfma.f32 %q[a0], %q[x], %q[w2]\n\t"                                                           \
     FMA0 " %q[a1], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #-80]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-80]\n\t"                                                    \
     "vfma.f32 %q[a1], %q[x], %q[w1]\n\t"                                                           \
-    "vldrw.32 %q[x], [%[" COLUMN "], #-64]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-64]\n\t"                                                    \
     "vfma.f32 %q[a1], %q[x], %q[w2]\n\t"                                                           \
     FMA0 " %q[a2], %q[x], %q[w0]\n\t"                                                              \
-    "vldrw.32 %q[x], [%[" COLUMN "], #-48]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-48]\n\t"                                                    \
     "vfma.f32 %q[a2], %q[x], %q[w1]\n\t"                                                           \
-    "vldrw.32 %q[x], [%[" COLUMN "], #-32]\n\t"                                                     \
+    "vldrw.32 %q[x], [%[" COLUMN "], #-32]\n\t"                                                    \
     "vfma.f32 %q[a2], %q[x], %q[w2]\n\t"                                                           \
     FMA0 " %q[a3], %q[x], %q[w0]\n\t"                                                              \
     "vldrw.32 %q[x], [%[" COLUMN "], #-16]\n\t"                                                    \
     "vfma.f32 %q[a3], %q[x], %q[w1]\n\t"                                                           \
-    "vldrw.32 %q[x], [%[" COLUMN "], #0]\n\t"                                                    \
+    "vldrw.32 %q[x], [%[" COLUMN "], #0]\n\t"                                                      \
     "vfma.f32 %q[a3], %q[x], %q[w2]\n\t"
-/* The 4 sums requantized as requantize_mve.h describes, with
- * the Requantization's vectors loaded one at a time into w0 (the taps are
- * done with), and stored down the output column. */
-#define ET_ZEPHYR_REQUANTIZE_AND_STORE                                                             \
+/* Sums requantized as requantize_mve.h describes, the Requantization's
+ * vectors loaded one at a time into w0 (the taps are done with): EACH(OP)
+ * applies OP to every sum (ET_ZEPHYR_ONE_SUM or ET_ZEPHYR_FOUR_SUMS). */
+#define ET_ZEPHYR_REQUANTIZE(EACH)                                                                 \
     "vldrw.32 %q[w0], [%[q]]\n\t"                                                                  \
-    "vcvt.s32.f32 %q[a0], %q[a0]\n\t"                                                              \
-    "vcvt.s32.f32 %q[a1], %q[a1]\n\t"                                                              \
-    "vcvt.s32.f32 %q[a2], %q[a2]\n\t"                                                              \
-    "vcvt.s32.f32 %q[a3], %q[a3]\n\t"                                                              \
-    "vadd.i32 %q[a0], %q[a0], %q[w0]\n\t"                                                          \
-    "vadd.i32 %q[a1], %q[a1], %q[w0]\n\t"                                                          \
-    "vadd.i32 %q[a2], %q[a2], %q[w0]\n\t"                                                          \
-    "vadd.i32 %q[a3], %q[a3], %q[w0]\n\t"                                                          \
+    EACH(ET_ZEPHYR_TO_INT) EACH(ET_ZEPHYR_ADD_W0)                                                  \
     "vldrw.32 %q[w0], [%[q], #32]\n\t"                                                             \
-    "vshl.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                          \
-    "vshl.s32 %q[a1], %q[a1], %q[w0]\n\t"                                                          \
-    "vshl.s32 %q[a2], %q[a2], %q[w0]\n\t"                                                          \
-    "vshl.s32 %q[a3], %q[a3], %q[w0]\n\t"                                                          \
+    EACH(ET_ZEPHYR_SHIFT_LEFT)                                                                     \
     "vldrw.32 %q[w0], [%[q], #16]\n\t"                                                             \
-    "vqrdmulh.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                      \
-    "vqrdmulh.s32 %q[a1], %q[a1], %q[w0]\n\t"                                                      \
-    "vqrdmulh.s32 %q[a2], %q[a2], %q[w0]\n\t"                                                      \
-    "vqrdmulh.s32 %q[a3], %q[a3], %q[w0]\n\t"                                                      \
+    EACH(ET_ZEPHYR_MULTIPLY)                                                                       \
     "vldrw.32 %q[w0], [%[q], #48]\n\t"                                                             \
-    ET_ZEPHYR_DIVIDE_ROUNDING("a0") ET_ZEPHYR_DIVIDE_ROUNDING("a1")                                \
-    ET_ZEPHYR_DIVIDE_ROUNDING("a2") ET_ZEPHYR_DIVIDE_ROUNDING("a3")                                \
-    "vadd.i32 %q[a0], %q[a0], %[offset]\n\t"                                                       \
-    "vadd.i32 %q[a1], %q[a1], %[offset]\n\t"                                                       \
-    "vadd.i32 %q[a2], %q[a2], %[offset]\n\t"                                                       \
-    "vadd.i32 %q[a3], %q[a3], %[offset]\n\t"                                                       \
+    EACH(ET_ZEPHYR_DIVIDE_ROUNDING) EACH(ET_ZEPHYR_ADD_OFFSET)                                     \
     "vldrw.32 %q[w0], [%[q], #64]\n\t"                                                             \
-    "vmax.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                          \
-    "vmax.s32 %q[a1], %q[a1], %q[w0]\n\t"                                                          \
-    "vmax.s32 %q[a2], %q[a2], %q[w0]\n\t"                                                          \
-    "vmax.s32 %q[a3], %q[a3], %q[w0]\n\t"                                                          \
+    EACH(ET_ZEPHYR_MAX_W0)                                                                         \
     "vldrw.32 %q[w0], [%[q], #80]\n\t"                                                             \
-    "vmin.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                          \
-    "vmin.s32 %q[a1], %q[a1], %q[w0]\n\t"                                                          \
-    "vmin.s32 %q[a2], %q[a2], %q[w0]\n\t"                                                          \
-    "vmin.s32 %q[a3], %q[a3], %q[w0]\n\t"                                                          \
-    "vstrb.32 %q[a0], [%[out]]\n\t"                                                                \
-    "add %[row], %[out], %[row_bytes]\n\t"                                                         \
-    "vstrb.32 %q[a1], [%[row]]\n\t"                                                                \
-    "add %[row], %[row], %[row_bytes]\n\t"                                                         \
-    "vstrb.32 %q[a2], [%[row]]\n\t"                                                                \
-    "add %[row], %[row], %[row_bytes]\n\t"                                                         \
-    "vstrb.32 %q[a3], [%[row]]\n\t"
-static_assert(offsetof(Requantization, multiplier) == 16 &&
-                  offsetof(Requantization, left_shift) == 32 &&
-                  offsetof(Requantization, right_shift) == 48 &&
-                  offsetof(Requantization, activation_min) == 64 &&
-                  offsetof(Requantization, activation_max) == 80,
-              "ET_ZEPHYR_REQUANTIZE_AND_STORE loads a Requantization at these offsets");
+    EACH(ET_ZEPHYR_MIN_W0)
+#define ET_ZEPHYR_ONE_SUM(OP) OP("a0")
+#define ET_ZEPHYR_FOUR_SUMS(OP) OP("a0") OP("a1") OP("a2") OP("a3")
+#define ET_ZEPHYR_TO_INT(A) "vcvt.s32.f32 %q[" A "], %q[" A "]\n\t"
+#define ET_ZEPHYR_ADD_W0(A) "vadd.i32 %q[" A "], %q[" A "], %q[w0]\n\t"
+#define ET_ZEPHYR_SHIFT_LEFT(A) "vshl.s32 %q[" A "], %q[" A "], %q[w0]\n\t"
+#define ET_ZEPHYR_MULTIPLY(A) "vqrdmulh.s32 %q[" A "], %q[" A "], %q[w0]\n\t"
 /* Round half away from zero, as arm_divide_by_power_of_two_mve_32x4: the
  * right shifts are in w0. */
 #define ET_ZEPHYR_DIVIDE_ROUNDING(A)                                                               \
@@ -297,7 +266,26 @@ static_assert(offsetof(Requantization, multiplier) == 16 &&
     "vshr.s32 %q[x], %q[x], #31\n\t"                                                               \
     "vqadd.s32 %q[" A "], %q[" A "], %q[x]\n\t"                                                    \
     "vrshl.s32 %q[" A "], %q[" A "], %q[w0]\n\t"
+#define ET_ZEPHYR_ADD_OFFSET(A) "vadd.i32 %q[" A "], %q[" A "], %[offset]\n\t"
+#define ET_ZEPHYR_MAX_W0(A) "vmax.s32 %q[" A "], %q[" A "], %q[w0]\n\t"
+#define ET_ZEPHYR_MIN_W0(A) "vmin.s32 %q[" A "], %q[" A "], %q[w0]\n\t"
+/* The 4 sums requantized and stored down the output column. */
+#define ET_ZEPHYR_REQUANTIZE_AND_STORE                                                             \
+    ET_ZEPHYR_REQUANTIZE(ET_ZEPHYR_FOUR_SUMS)                                                      \
+    "vstrb.32 %q[a0], [%[out]]\n\t"                                                                \
+    "add %[row], %[out], %[row_bytes]\n\t"                                                         \
+    "vstrb.32 %q[a1], [%[row]]\n\t"                                                                \
+    "add %[row], %[row], %[row_bytes]\n\t"                                                         \
+    "vstrb.32 %q[a2], [%[row]]\n\t"                                                                \
+    "add %[row], %[row], %[row_bytes]\n\t"                                                         \
+    "vstrb.32 %q[a3], [%[row]]\n\t"
 // clang-format on
+static_assert(offsetof(Requantization, multiplier) == 16 &&
+                  offsetof(Requantization, left_shift) == 32 &&
+                  offsetof(Requantization, right_shift) == 48 &&
+                  offsetof(Requantization, activation_min) == 64 &&
+                  offsetof(Requantization, activation_max) == 80,
+              "ET_ZEPHYR_REQUANTIZE loads a Requantization at these offsets");
 
 /*
  * The 3x3 taps of 4 outputs down a column, STRIDE rows apart: sum[p] = sum
@@ -376,20 +364,7 @@ one_output(const float32x4_t *column0, const float32x4_t *column1, const float32
         ET_ZEPHYR_ONE_TAP("column2", 0, 96)
         ET_ZEPHYR_ONE_TAP("column2", 16, 112)
         ET_ZEPHYR_ONE_TAP("column2", 32, 128)
-        "vcvt.s32.f32 %q[a0], %q[a0]\n\t"
-        "vldrw.32 %q[w0], [%[q]]\n\t"
-        "vadd.i32 %q[a0], %q[a0], %q[w0]\n\t"
-        "vldrw.32 %q[w0], [%[q], #32]\n\t"
-        "vshl.s32 %q[a0], %q[a0], %q[w0]\n\t"
-        "vldrw.32 %q[w0], [%[q], #16]\n\t"
-        "vqrdmulh.s32 %q[a0], %q[a0], %q[w0]\n\t"
-        "vldrw.32 %q[w0], [%[q], #48]\n\t"
-        ET_ZEPHYR_DIVIDE_ROUNDING("a0")
-        "vadd.i32 %q[a0], %q[a0], %[offset]\n\t"
-        "vldrw.32 %q[w0], [%[q], #64]\n\t"
-        "vmax.s32 %q[a0], %q[a0], %q[w0]\n\t"
-        "vldrw.32 %q[w0], [%[q], #80]\n\t"
-        "vmin.s32 %q[a0], %q[a0], %q[w0]\n\t"
+        ET_ZEPHYR_REQUANTIZE(ET_ZEPHYR_ONE_SUM)
         "vstrb.32 %q[a0], [%[out]]\n\t"
         : [a0] "=&w"(a0), [w0] "=&w"(w0), [x] "=&w"(x)
         : [column0] "r"(column0), [column1] "r"(column1), [column2] "r"(column2), [taps] "r"(taps),
@@ -404,7 +379,17 @@ one_output(const float32x4_t *column0, const float32x4_t *column1, const float32
 #undef ET_ZEPHYR_KERNEL_COLUMN
 #undef ET_ZEPHYR_KERNEL_COLUMN_STRIDE_2
 #undef ET_ZEPHYR_REQUANTIZE_AND_STORE
+#undef ET_ZEPHYR_REQUANTIZE
+#undef ET_ZEPHYR_ONE_SUM
+#undef ET_ZEPHYR_FOUR_SUMS
+#undef ET_ZEPHYR_TO_INT
+#undef ET_ZEPHYR_ADD_W0
+#undef ET_ZEPHYR_SHIFT_LEFT
+#undef ET_ZEPHYR_MULTIPLY
 #undef ET_ZEPHYR_DIVIDE_ROUNDING
+#undef ET_ZEPHYR_ADD_OFFSET
+#undef ET_ZEPHYR_MAX_W0
+#undef ET_ZEPHYR_MIN_W0
 
 /*
  * One layer, 4 channels at a time; STRIDE down (1, or 2: MobileNet's few
