@@ -6,8 +6,8 @@ scratch of any other size. Two of et-zephyr's kernels want another:
 - 3x3 depthwise (lib/src/kernels/depthwise_conv_mve.cpp): CMSIS-NN's
   arm_depthwise_conv_s8_opt takes an im2col buffer for 124 channels of a 3x3 window,
   4,464 bytes whatever the layer, live beside the layer's input and output, so at KWS's
-  peak; the kernel needs 16 * (9 + 3 * R) bytes for the R = (H_out - 1) * stride + 3
-  input rows its outputs read, 1,440 for KWS.
+  peak; the kernel needs 8 channels' weight vectors and terms (1,152 bytes) and strips of
+  3 bytes a padded input row (`_depthwise_strip_bytes`), 1,904 bytes for KWS.
 - Convolutions with a window (lib/src/kernels/conv_mve.cpp): CMSIS-NN's arm_convolve_s8
   gathers the patches of 4 output pixels at a time and its matrix product sets up
   every output channel again for them; the kernel gathers as many as its scratch
@@ -40,8 +40,13 @@ DEPTHWISE_CONV_MVE = "depthwise_conv_mve"
 CONV_MVE = "conv_mve"
 LINEAR_MVE = "linear_mve"
 CHANNELS_LAST = (0, 2, 3, 1)
-_LANES = 4  # channels per float32 vector
 _VECTOR_BYTES = 16
+# depthwise_conv_mve.cpp: channels transposed together (kGroup), their records for the
+# ring's 3 turns (kRecordsBytes: two weight vectors and 4 words of terms a channel),
+# outputs down a column requantized together (kRows).
+_DEPTHWISE_GROUP = 8
+_DEPTHWISE_RECORDS_BYTES = 3 * _DEPTHWISE_GROUP * (2 * _VECTOR_BYTES + 16)
+_DEPTHWISE_ROWS = 4
 # conv_mve.cpp: patches per chunk at least this (kMinChunkRows), other than the last a
 # multiple of the product's 4-row blocks (kChunkMultiple).
 _MIN_CHUNK_ROWS = 16
@@ -88,26 +93,48 @@ def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
     x_val, w_val, out_val = x.meta["val"], weight.meta["val"], node.meta["val"]
     if x_val.shape[0] != 1 or depth_multiplier != 1:
         return None
-    # 1 both ways, or 2 down and 1 or 2 across.
-    if tuple(stride) not in ((1, 1), (2, 1), (2, 2)):
-        return None
-    if len(dilation) != 2 or any(d != 1 for d in dilation):
-        return None
-    if len(padding) != 2 or any(p not in (0, 1) for p in padding):
+    if len(dilation) != 2 or any(d != 1 for d in dilation) or len(padding) != 2:
         return None
     channels = x_val.shape[1]
-    if channels % _LANES or tuple(w_val.shape) != (1, 3, 3, channels):
+    if tuple(w_val.shape) != (1, 3, 3, channels) or out_val.shape[1] != channels:
         return None
-    if out_val.shape[1] != channels:
+    return depthwise_shape_scratch_bytes(
+        channels, tuple(x_val.shape[2:]), tuple(out_val.shape[2:]), tuple(stride), tuple(padding)
+    )
+
+
+def depthwise_shape_scratch_bytes(
+    channels: int,
+    in_size: tuple[int, int],
+    out_size: tuple[int, int],
+    stride: tuple[int, int],
+    padding: tuple[int, int],
+) -> int | None:
+    """depthwise_mve.cpp's `depthwise_scratch_bytes` for a 3x3 layer's sizes (None for
+    its 0: a shape it does not run)."""
+    # 1 both ways, or 2 down and 1 or 2 across.
+    if stride not in ((1, 1), (2, 1), (2, 2)) or any(p not in (0, 1) for p in padding):
         return None
-    padded = (x_val.shape[2] + 2 * padding[0], x_val.shape[3] + 2 * padding[1])
+    # 8 channels at a time, the last 8 overlapping the group before when need be.
+    if channels < _DEPTHWISE_GROUP or channels % 4:
+        return None
+    padded = (in_size[0] + 2 * padding[0], in_size[1] + 2 * padding[1])
     if min(padded) < 3:
         return None
-    if any(out_val.shape[2 + d] != (padded[d] - 3) // stride[d] + 1 for d in (0, 1)):
+    if any(out_size[d] != (padded[d] - 3) // stride[d] + 1 for d in (0, 1)):
         return None
-    # The 9 taps, then 3 input columns of the rows the outputs read.
-    column_height = (out_val.shape[2] - 1) * stride[0] + 3
-    return _VECTOR_BYTES * (9 + 3 * column_height)
+    strip = _depthwise_strip_bytes(out_size[0], stride[0])
+    # The strips are 16-bit scatter offsets apart.
+    if strip * (_DEPTHWISE_GROUP - 1) > 0xFFFF:
+        return None
+    return _DEPTHWISE_RECORDS_BYTES + _DEPTHWISE_GROUP * strip
+
+
+def _depthwise_strip_bytes(height: int, stride: int) -> int:
+    """A channel's strip (Shape::strip_bytes): 3 bytes a padded input row, and what the
+    second 16-byte load of the last block of 4 outputs reads past them."""
+    computed = -(-height // _DEPTHWISE_ROWS) * _DEPTHWISE_ROWS
+    return 3 * stride * (computed - 2) + _VECTOR_BYTES
 
 
 def _runs_pointwise(node: torch.fx.Node) -> bool:

@@ -60,17 +60,20 @@ def test_the_kernels_shapes_get_its_size_and_others_none(helium_program) -> None
         x, out = node.args[0].meta["val"], node.meta["val"]
         stride = node.args[3]
         expected = None
-        if x.shape[1] % 4 == 0 and stride != [1, 2]:
-            # The rows the outputs read, of 3 input columns, and the 9 taps.
-            expected = 16 * (9 + 3 * ((out.shape[2] - 1) * stride[0] + 3))
+        channels, height = x.shape[1], out.shape[2]
+        if channels >= 8 and channels % 4 == 0 and stride != [1, 2] and height >= 4:
+            # 8 channels' records for the ring's 3 turns (two weight vectors and 4 terms,
+            # 48 bytes), then their strips: 3 bytes a padded row the outputs' blocks of 4
+            # read, and the 16 of the last block's second load.
+            computed = -(-height // 4) * 4
+            expected = 3 * 8 * 48 + 8 * (3 * stride[0] * (computed - 2) + 16)
         sizes[node.name] = depthwise_mve_scratch_bytes(node)
         assert sizes[node.name] == expected, node.name
-    # Padded and valid ones, strided ones (a padded one over 27 rows: 14 outputs read
-    # all 29 padded rows; one strided only across: the upstream kernel's), and the tall
-    # column (4,560 bytes).
-    assert None in sizes.values()
-    assert 16 * (9 + 3 * 29) in sizes.values()
-    assert 16 * (9 + 3 * 92) in sizes.values()
+    # Padded and valid ones, strided ones (a padded one over 27 rows: 14 outputs, 4
+    # blocks), one strided only across and the 4-channel one: the upstream kernel's.
+    assert list(sizes.values()).count(None) == 2
+    assert 1152 + 8 * (6 * 14 + 16) in sizes.values()
+    assert 1152 + 8 * (3 * 10 + 16) in sizes.values()
     # Others: stride 3, dilation 2, padding 2 (the node's own arguments changed and put
     # back).
     node = next(n for n in helium_program.graph_module.graph.nodes if n.target == DEPTHWISE)
@@ -163,9 +166,10 @@ def test_kws_plans_less_and_says_which_kernel_it_needs(export_kws) -> None:
     manifest = export_kws("cortex-m55").manifest
     assert manifest["target"]["scratch_for"] == [CONV_MVE, DEPTHWISE_CONV_MVE]
     planned = manifest["memory"]["planned"][0]["bytes"]
-    # KWS's peak is a depthwise layer's 8,000-byte input and output and its scratch; the
-    # first layer's 125 patches of 40 values (6,000 bytes) fit below it.
-    assert planned == 2 * 8000 + 16 * (9 + 3 * 27)
+    # KWS's peak is a depthwise layer's 8,000-byte input and output and its scratch (8
+    # channels' records, 8 strips of 3 bytes a row for 28 outputs); the first layer's 125
+    # patches of 40 values (6,000 bytes) fit below it.
+    assert planned == 2 * 8000 + 1152 + 8 * (3 * 26 + 16)
     assert export_kws("cortex-m4").manifest["target"]["scratch_for"] == []
 
 

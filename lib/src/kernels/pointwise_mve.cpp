@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "requantize_mve.h"
+
 namespace {
 
 /* Rows of a block: one vector of outputs per channel. */
@@ -32,6 +34,8 @@ constexpr int32_t kRows = 4;
 /* Input channels per multiply-accumulate: one vector of int8. */
 constexpr int32_t kDepth = et_zephyr::native::kPointwiseDepthStep;
 
+using et_zephyr::native::ActivationRange;
+using et_zephyr::native::ChannelTerms;
 using et_zephyr::native::PointwiseProduct;
 
 /* The 16 weights from d of a channel's row: zero past depth, so that the
@@ -39,15 +43,6 @@ using et_zephyr::native::PointwiseProduct;
 inline int8x16_t weight_vector(const int8_t *weights, int32_t d, int32_t depth) {
     return vldrbq_z_s8(weights + d, vctp8q(static_cast<uint32_t>(depth - d)));
 }
-
-/* One channel's requantization as scalars, for its vector-by-scalar form
- * (in the order pointwise_pair_mve.S loads them). */
-struct ChannelTerms {
-    int32_t base;       /* bias + input_offset * weight sum */
-    int32_t left_shift; /* max(shift, 0) */
-    int32_t multiplier;
-    int32_t right_shift; /* min(shift, 0) */
-};
 
 /* bias + input_offset * weight sum: the part of channel c's sums that does
  * not depend on the input. */
@@ -77,9 +72,8 @@ int32_t channel_base(const PointwiseProduct &k, int32_t c) {
 __attribute__((always_inline)) inline ChannelTerms channel_terms(const PointwiseProduct &k,
                                                                  int32_t c, int32_t base) {
     const int32_t q = k.per_tensor ? 0 : c;
-    const int32_t shift = k.shifts[q];
-    return {k.channel_bases != nullptr ? k.channel_bases[c] : base, shift > 0 ? shift : 0,
-            k.multipliers[q], shift < 0 ? shift : 0};
+    return et_zephyr::native::channel_terms(k.channel_bases != nullptr ? k.channel_bases[c] : base,
+                                            k.multipliers[q], k.shifts[q]);
 }
 
 /* The operands of pointwise_pair_mve.S: first the 16 words of its frame, in
@@ -115,21 +109,9 @@ namespace {
 /* Where and how a channel's requantized blocks are stored. */
 struct BlockOutput {
     uint32x4_t stride; /* byte offsets of a block's 4 rows */
-    int32x4_t low;     /* activation_min */
-    int32x4_t high;    /* activation_max */
+    ActivationRange range;
     int32_t output_offset;
 };
-
-/* requantize_mve.h's requantization of 4 sums of one channel, with its terms in
- * scalar registers: the same operations, so the same results. */
-inline int32x4_t requantized(int32x4_t sums, const ChannelTerms &t, const BlockOutput &o) {
-    int32x4_t r = vshlq_r_s32(vaddq_n_s32(sums, t.base), t.left_shift);
-    r = vqrdmulhq_n_s32(r, t.multiplier);
-    /* Round half away from zero, as arm_divide_by_power_of_two_mve_32x4. */
-    const int32x4_t fixup = vshrq_n_s32(vandq_s32(r, vdupq_n_s32(t.right_shift)), 31);
-    r = vrshlq_n_s32(vqaddq_s32(r, fixup), t.right_shift);
-    return vminq_s32(vmaxq_s32(vaddq_n_s32(r, o.output_offset), o.low), o.high);
-}
 
 /* Channel c's outputs, 4 rows at a time (deep rows without room for two
  * channels' weights, or an odd last channel). */
@@ -156,8 +138,10 @@ __attribute__((noinline)) void single_channel(const PointwiseProduct &k, const B
             acc3 = vmladavaq_s8(acc3, vldrbq_s8(row3 + d), w);
         }
         const int32x4_t sums = {acc0, acc1, acc2, acc3};
-        vstrbq_scatter_offset_p_s32(k.out + p * k.channels + c, o.stride, requantized(sums, t, o),
-                                    vctp32q(static_cast<uint32_t>(k.rows - p)));
+        vstrbq_scatter_offset_p_s32(
+            k.out + p * k.channels + c, o.stride,
+            et_zephyr::native::requantize(sums, t, o.output_offset, o.range),
+            vctp32q(static_cast<uint32_t>(k.rows - p)));
     }
 }
 
@@ -236,7 +220,8 @@ void pointwise_product(const PointwiseProduct &k) {
     if (c < k.channels) {
         const BlockOutput output = {
             vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k.channels)),
-            vdupq_n_s32(k.activation_min), vdupq_n_s32(k.activation_max), k.output_offset};
+            {vdupq_n_s32(k.activation_min), vdupq_n_s32(k.activation_max)},
+            k.output_offset};
         for (; c < k.channels; c++) {
             single_channel(k, output, c);
         }
