@@ -3,8 +3,8 @@
  */
 
 /*
- * void et_zephyr_depthwise_column_mve_1(const struct ColumnRun *run);
- * void et_zephyr_depthwise_column_mve_2(const struct ColumnRun *run);
+ * void et_zephyr_depthwise_stride1_column_mve(const struct ColumnRun *run);
+ * void et_zephyr_depthwise_stride2_column_mve(const struct ColumnRun *run);
  *
  * One output column of 8 channels of the 3x3 depthwise convolution
  * (depthwise_mve.cpp), at stride 1 or 2 down. Each channel: its record
@@ -78,11 +78,11 @@
 .endm
 
 .macro column stride
-	.section .text.et_zephyr_depthwise_column_mve_\stride, "ax", %progbits
-	.global et_zephyr_depthwise_column_mve_\stride
-	.type et_zephyr_depthwise_column_mve_\stride, %function
+	.section .text.et_zephyr_depthwise_stride\stride\()_column_mve, "ax", %progbits
+	.global et_zephyr_depthwise_stride\stride\()_column_mve
+	.type et_zephyr_depthwise_stride\stride\()_column_mve, %function
 	.p2align 2
-et_zephyr_depthwise_column_mve_\stride:
+et_zephyr_depthwise_stride\stride\()_column_mve:
 	push {r4-r11, lr}
 	vpush {d8-d15}
 	sub sp, #FRAME + 4 /* sp stays 8-byte aligned */
@@ -129,7 +129,7 @@ et_zephyr_depthwise_column_mve_\stride:
 	vpst
 	vstrbt.32 q2, [r3, q7]
 	b .Lnext_\stride
-	.size et_zephyr_depthwise_column_mve_\stride, . - et_zephyr_depthwise_column_mve_\stride
+	.size et_zephyr_depthwise_stride\stride\()_column_mve, . - et_zephyr_depthwise_stride\stride\()_column_mve
 .endm
 
 	column 1

@@ -101,8 +101,8 @@ static_assert(sizeof(void *) != 4 ||
 } // namespace
 
 /* lib/src/kernels/depthwise_column_mve.S, for stride 1 and 2 down. */
-extern "C" void et_zephyr_depthwise_column_mve_1(const ColumnRun *run);
-extern "C" void et_zephyr_depthwise_column_mve_2(const ColumnRun *run);
+extern "C" void et_zephyr_depthwise_stride1_column_mve(const ColumnRun *run);
+extern "C" void et_zephyr_depthwise_stride2_column_mve(const ColumnRun *run);
 
 namespace {
 
@@ -182,15 +182,13 @@ __attribute__((noinline)) void group_records(uint8_t *records, const int8_t *w, 
  * for every column) to the zero point, once a layer. */
 void pad_rows(uint8_t *strips, uint16x8_t strip_offsets, uint16x8_t zero_point,
               const ColumnLayout &l) {
-    for (int32_t y = 0; y < l.height; y++) {
-        if (y == l.top) {
-            y += l.rows - 1;
-            continue;
+    const auto pad = [&](int32_t from, int32_t to) {
+        for (uint8_t *byte = strips + 3 * from; byte < strips + 3 * to; byte++) {
+            vstrbq_scatter_offset_u16(byte, strip_offsets, zero_point);
         }
-        for (int32_t slot = 0; slot < 3; slot++) {
-            vstrbq_scatter_offset_u16(strips + 3 * y + slot, strip_offsets, zero_point);
-        }
-    }
+    };
+    pad(0, l.top);
+    pad(l.top + l.rows, l.height);
 }
 
 /* Where a padded input column's byte of the strips' rows goes: the scatter
@@ -279,8 +277,8 @@ void depthwise_convolution(const DepthwiseConvolution &d) {
     const StripRows strip_rows = {strip_offsets, vaddq_n_u16(strip_offsets, 3)};
     /* The input's zero point, whose offset input is 0. */
     const uint16x8_t zero_point = vdupq_n_u16(static_cast<uint8_t>(-input_offset));
-    const auto column =
-        s.stride_y == 1 ? et_zephyr_depthwise_column_mve_1 : et_zephyr_depthwise_column_mve_2;
+    const auto column = s.stride_y == 1 ? et_zephyr_depthwise_stride1_column_mve
+                                        : et_zephyr_depthwise_stride2_column_mve;
     /* A column: whole blocks of 4 outputs, then one over its last 4 outputs
      * where the height is not a multiple of 4, `back` rows up; under 4 high,
      * one block storing short_rows outputs. */
