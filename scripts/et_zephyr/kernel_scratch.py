@@ -3,7 +3,7 @@
 
 Upstream sizes every convolution's scratch for CMSIS-NN, and its kernels refuse a
 scratch of any other size. Two of et-zephyr's kernels want another:
-- 3x3 depthwise (lib/src/kernels/depthwise_conv_mve.cpp): CMSIS-NN's
+- 3x3 depthwise (lib/src/kernels/depthwise_mve.cpp): CMSIS-NN's
   arm_depthwise_conv_s8_opt takes an im2col buffer for 124 channels of a 3x3 window,
   4,464 bytes whatever the layer, live beside the layer's input and output, so at KWS's
   peak; the kernel needs 8 channels' weight vectors and terms (1,152 bytes) and strips of
@@ -41,7 +41,7 @@ CONV_MVE = "conv_mve"
 LINEAR_MVE = "linear_mve"
 CHANNELS_LAST = (0, 2, 3, 1)
 _VECTOR_BYTES = 16
-# depthwise_conv_mve.cpp: channels transposed together (kGroup), their records for the
+# depthwise_mve.cpp: channels transposed together (kGroup), their records for the
 # ring's 3 turns (kRecordsBytes: two weight vectors and 4 words of terms a channel),
 # outputs down a column requantized together (kRows).
 _DEPTHWISE_GROUP = 8
@@ -86,7 +86,8 @@ def has_nhwc_bytes(val: torch.Tensor) -> bool:
 
 def depthwise_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
     """The scratch et-zephyr's Helium depthwise kernel needs for this call, or None
-    when the kernel does not run this shape (mirrors `handled_shape` in the C file)."""
+    when the kernel does not run this shape (mirrors `handled_shape` in
+    depthwise_conv_mve.cpp)."""
     if not _int8_conv_operands(node, multipliers_at=9):
         return None
     x, weight, _, stride, padding, dilation, depth_multiplier = node.args[:7]
@@ -131,8 +132,8 @@ def depthwise_shape_scratch_bytes(
 
 
 def _depthwise_strip_bytes(height: int, stride: int) -> int:
-    """A channel's strip (Shape::strip_bytes): 3 bytes a padded input row, and what the
-    second 16-byte load of the last block of 4 outputs reads past them."""
+    """A channel's strip (depthwise_mve.cpp's strip_bytes): 3 bytes a padded input row,
+    and what the second 16-byte load of the last block of 4 outputs reads past them."""
     computed = -(-height // _DEPTHWISE_ROWS) * _DEPTHWISE_ROWS
     return 3 * stride * (computed - 2) + _VECTOR_BYTES
 

@@ -6,8 +6,9 @@
  * CMSIS-NN's per-channel requantization (arm_requantize_mve_32x4, double
  * rounding) for et-zephyr's Helium kernels, over a vector of 4 sums of one
  * output channel, the channel's shift split into left and right once instead
- * of on every call. Per lane, in this order (pointwise_pair_mve.S runs the
- * same operations, so its results are CMSIS-NN's too): r =
+ * of on every call. Per lane, in this order (pointwise_pair_mve.S and
+ * depthwise_column_mve.S run the same operations, so their results are
+ * CMSIS-NN's too): r =
  * vqrdmulh(vshl(sum + base, left_shift), multiplier); r += vshr(vand(r,
  * right_shift), 31) (saturating: rounds half away from zero, as
  * arm_divide_by_power_of_two_mve_32x4); r = vrshl(r, right_shift) +
@@ -23,7 +24,8 @@
 namespace et_zephyr::native {
 
 /* One output channel's requantization as scalars, for the vector-by-scalar
- * instruction forms (pointwise_pair_mve.S loads them in this order). */
+ * instruction forms (the assembly of pointwise_pair_mve.S and
+ * depthwise_column_mve.S loads them in this order). */
 struct ChannelTerms {
     int32_t base;        /* bias + input_offset * weight sum */
     int32_t left_shift;  /* max(shift, 0) */
