@@ -26,10 +26,14 @@ from et_zephyr.api import ExportOptions, export  # noqa: E402
 from et_zephyr.artifacts import Artifacts, write_outputs  # noqa: E402
 from et_zephyr.emulate import run_pte  # noqa: E402
 from et_zephyr.targets import resolve_target  # noqa: E402
+from executorch.backends.cortex_m.passes.passes_utils import quantize_multiplier_aot  # noqa: E402
 from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer  # noqa: E402
 from executorch.exir.dialects._ops import ops as exir_ops  # noqa: E402
 
 KWS_MODEL = f"{REPO / 'samples/kws/model.py'}:kws"
+KERNELS = REPO / "lib/src/kernels"
+# A semihosted program of et-zephyr's Helium kernels on QEMU's Cortex-M55.
+HELIUM_KERNEL_FLAGS = ["-mcpu=cortex-m55", "-mfloat-abi=hard", f"-I{KERNELS}"]
 MODELS = Path(__file__).with_name("models.py")
 CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
 DEPTHWISE = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
@@ -66,6 +70,16 @@ def assert_replays(artifacts: Artifacts, out_dir: Path) -> None:
     for v, sample in enumerate(vectors["input_0"]):
         (output,) = run_pte(pte, (torch.from_numpy(sample),), artifacts.manifest["target"]["isa"])
         assert output.numpy().tobytes() == vectors["output_0"][v].tobytes()
+
+
+def trained_like_requantization(
+    g: torch.Generator, channels: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-channel int32 multipliers and shifts of scales between 2^-12 and 2^-1 (right
+    shifts), as upstream's Cortex-M lowering derives them from a scale."""
+    scales = torch.exp2(-1 - torch.rand(channels, generator=g) * 11)
+    multipliers, shifts = zip(*(quantize_multiplier_aot(float(s)) for s in scales))
+    return torch.tensor(multipliers, dtype=torch.int32), torch.tensor(shifts, dtype=torch.int32)
 
 
 def build_semihosted(

@@ -22,17 +22,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from conftest import REPO, build_semihosted, need_tools, run_semihosted
+from conftest import (
+    HELIUM_KERNEL_FLAGS,
+    KERNELS,
+    REPO,
+    build_semihosted,
+    need_tools,
+    run_semihosted,
+    trained_like_requantization,
+)
 from et_zephyr.kernel_scratch import depthwise_shape_scratch_bytes
 from et_zephyr.reference.convolution import depthwise_conv2d
 
-KERNELS = REPO / "lib/src/kernels"
 SOURCES = [
     Path(__file__).parent / "depthwise_mve" / "depthwise_cases.cpp",
     KERNELS / "depthwise_mve.cpp",
     KERNELS / "depthwise_column_mve.S",
 ]
-FLAGS = ["-mcpu=cortex-m55", "-mfloat-abi=hard", f"-I{KERNELS}"]
 GUARD = 64  # depthwise_cases.cpp's kGuard
 GUARD_VALUE = 0x5A
 
@@ -95,11 +101,9 @@ def realistic(g: torch.Generator, h: int, w: int, c: int, stride, padding) -> Ca
     x = (torch.randn(h, w, c, generator=g).abs() * 40 + zero_point).round().clamp(-128, 127)
     weights = (torch.randn(3, 3, c, generator=g) * 40).round().clamp(-127, 127)
     bias = (torch.randn(c, generator=g) * 3000).round().to(torch.int32)
-    scales = torch.exp2(-1 - torch.rand(c, generator=g) * 11)
-    mantissa, exponent = torch.frexp(scales.double())
-    multipliers = (mantissa * (1 << 31)).round().clamp(max=(1 << 31) - 1).to(torch.int32)
+    multipliers, shifts = trained_like_requantization(g, c)
     return Case(
-        x.to(torch.int8), weights.to(torch.int8), bias, multipliers, exponent.to(torch.int32),
+        x.to(torch.int8), weights.to(torch.int8), bias, multipliers, shifts,
         stride, padding, -zero_point, int(torch.randint(-128, 10, (1,), generator=g)),
     )  # fmt: skip
 
@@ -177,7 +181,7 @@ def test_cortex_m55_depthwise_convolutions_are_the_host_references(tmp_path: Pat
     all_cases = taken + not_taken
     (tmp_path / "cases.bin").write_bytes(b"".join(c.encoded() for c in all_cases))
     elf = tmp_path / "depthwise_cases.elf"
-    build_semihosted(elf, SOURCES, FLAGS, REPO / "lib/src")
+    build_semihosted(elf, SOURCES, HELIUM_KERNEL_FLAGS, REPO / "lib/src")
     run_semihosted(elf, "mps3-an547", "cortex-m55", tmp_path)
     device = (tmp_path / "results.bin").read_bytes()
     offset = 0

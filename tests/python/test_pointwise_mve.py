@@ -18,16 +18,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from conftest import REPO, build_semihosted, need_tools, run_semihosted
+from conftest import (
+    HELIUM_KERNEL_FLAGS,
+    KERNELS,
+    REPO,
+    build_semihosted,
+    need_tools,
+    run_semihosted,
+    trained_like_requantization,
+)
 from et_zephyr.reference import fixed_point
 
-KERNELS = REPO / "lib/src/kernels"
 SOURCES = [
     Path(__file__).parent / "pointwise_mve" / "pointwise_cases.cpp",
     KERNELS / "pointwise_mve.cpp",
     KERNELS / "pointwise_pair_mve.S",
 ]
-FLAGS = ["-mcpu=cortex-m55", "-mfloat-abi=hard", f"-I{KERNELS}"]
 
 
 @dataclass
@@ -81,12 +87,10 @@ def realistic(g: torch.Generator, rows: int, depth: int, channels: int, **kw) ->
     x[:, depth:] = torch.randint(-128, 128, (rows, row_stride(depth) - depth), generator=g)
     w = (torch.randn(channels, depth, generator=g) * 30).round().clamp(-127, 127)
     bias = (torch.randn(channels, generator=g) * 2000).round().to(torch.int32)
-    scales = torch.exp2(-1 - torch.rand(channels, generator=g) * 11)
-    mantissa, exponent = torch.frexp(scales.double())
-    multipliers = (mantissa * (1 << 31)).round().clamp(max=(1 << 31) - 1).to(torch.int32)
+    multipliers, shifts = trained_like_requantization(g, channels)
     return Case(
         x.clamp(-128, 127).to(torch.int8), depth, w.to(torch.int8), bias, multipliers,
-        exponent.to(torch.int32), -zero_point, int(torch.randint(-128, 10, (1,), generator=g)),
+        shifts, -zero_point, int(torch.randint(-128, 10, (1,), generator=g)),
         **kw,
     )  # fmt: skip
 
@@ -132,7 +136,7 @@ def test_cortex_m55_products_are_the_host_references(tmp_path: Path) -> None:
     all_cases = cases()
     (tmp_path / "cases.bin").write_bytes(b"".join(c.encoded() for c in all_cases))
     elf = tmp_path / "pointwise_cases.elf"
-    build_semihosted(elf, SOURCES, FLAGS, REPO / "lib/src")
+    build_semihosted(elf, SOURCES, HELIUM_KERNEL_FLAGS, REPO / "lib/src")
     run_semihosted(elf, "mps3-an547", "cortex-m55", tmp_path)
     device = (tmp_path / "results.bin").read_bytes()
     expected = [c.reference().numpy().tobytes() for c in all_cases]
