@@ -37,6 +37,10 @@ class OperatorStats:
     macs: int = 0
     runs_on: str = ""
     nodes: list[str] = field(default_factory=list)
+    # Calls that read or write a floating-point tensor.
+    float_calls: int = 0
+    # Bytes the calls write (for the layout copies' line in the report).
+    output_bytes: int = 0
 
 
 def operator_stats(graph: GraphModule) -> dict[str, OperatorStats]:
@@ -51,7 +55,18 @@ def operator_stats(graph: GraphModule) -> dict[str, OperatorStats]:
         entry.calls += 1
         entry.macs += node_macs(node)
         entry.nodes.append(node.name)
+        tensors = _tensors(node)
+        entry.float_calls += any(t.dtype.is_floating_point for t in tensors)
+        entry.output_bytes += sum(t.numel() * t.element_size() for t in _tensors(node, False))
     return stats
+
+
+def _tensors(node: Node, inputs: bool = True) -> list[torch.Tensor]:
+    """The node's output tensors, and its input tensors too with `inputs`."""
+    sources = [*node.all_input_nodes, node] if inputs else [node]
+    values = [source.meta.get("val") for source in sources]
+    flat = [v for value in values for v in (value if isinstance(value, (list, tuple)) else [value])]
+    return [v for v in flat if isinstance(v, torch.Tensor)]
 
 
 def node_macs(node: Node) -> int:
@@ -96,10 +111,19 @@ def portable_mac_operators(stats: dict[str, OperatorStats]) -> list[str]:
     return [name for name, s in stats.items() if s.macs and s.runs_on == PORTABLE]
 
 
+# Copies that change only a tensor's layout (dim order), not its values.
+LAYOUT_COPIES = frozenset(
+    {
+        "dim_order_ops::_clone_dim_order.out",
+        "dim_order_ops::_to_dim_order_copy.out",
+    }
+)
 # Portable operators that only move or fill bytes: exact whatever the core, so the host
 # reference and the device agree on them by construction.
-BYTE_COPIES = frozenset(
+BYTE_COPIES = LAYOUT_COPIES | frozenset(
     {
+        "aten::alias_copy.out",
+        "aten::clone.out",
         "aten::permute_copy.out",
         "aten::view_copy.out",
         "aten::split_with_sizes_copy.out",
@@ -120,14 +144,21 @@ BYTE_COPIES = frozenset(
 
 
 def portable_arithmetic(stats: dict[str, OperatorStats]) -> list[str]:
-    """Operators computing on portable kernels without MACs (float element-wise and
+    """Operators computing in float on portable kernels without MACs (element-wise and
     reduction tails): their float math is the device's libm and compiler, which the
-    host reference need not match to the bit."""
+    host reference need not match to the bit. Judged by the tensors each call reads
+    and writes: an integer clamp or a copy of bytes is exact on any core."""
     return [
         name
         for name, s in stats.items()
-        if s.runs_on == PORTABLE and not s.macs and name not in BYTE_COPIES
+        if s.runs_on == PORTABLE and not s.macs and s.float_calls and name not in BYTE_COPIES
     ]
+
+
+def layout_copies(stats: dict[str, OperatorStats]) -> tuple[int, int]:
+    """How many layout copies the program makes an inference, and the bytes they write."""
+    copies = [s for name, s in stats.items() if name in LAYOUT_COPIES]
+    return sum(s.calls for s in copies), sum(s.output_bytes for s in copies)
 
 
 def histogram(stats: dict[str, OperatorStats]) -> Counter[str]:

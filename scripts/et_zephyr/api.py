@@ -39,6 +39,8 @@ from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
 from .mean_as_matmul import means_to_matmuls
 from .memory import arena_sizes, planned_lower_bound
+from .passes.explicit_padding import explicit_padding
+from .passes.one_d_as_two_d import one_d_as_two_d
 from .recurrent import unroll_recurrent
 from .requantization import fold_constant_scales, fold_requantize_chains
 from .targets import DEFAULT_TARGET, Target, resolve_target
@@ -100,9 +102,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         for node in pipeline.fold_batch_norm(graph):
             options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
         pipeline.scale_alpha_operands(graph)
-        decompose_attention(graph)
-        unroll_recurrent(graph)
-        means_to_matmuls(graph)
+        _rewrite_for_the_quantizer(graph)
         # Quantization rewrites the graph it is given; et-compare's float values need it
         # as it was.
         float_graph = copy.deepcopy(graph) if options.layer_data else None
@@ -120,12 +120,20 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
     """
     prepared = pipeline.prepare_model(model, example_inputs, [])
     graph = pipeline.capture_graph(prepared.model.train(), prepared.example_inputs)
-    decompose_attention(graph)
-    unroll_recurrent(graph)
-    means_to_matmuls(graph)
+    _rewrite_for_the_quantizer(graph)
     qat_model = prepare_qat_pt2e(graph, CortexMQuantizer())
     qat_model.meta["channels_last"] = prepared.channels_last
     return qat_model
+
+
+def _rewrite_for_the_quantizer(graph: GraphModule) -> None:
+    """The model's forms the Cortex-M quantizer does not match, as ones it does: string
+    paddings, the 1-D family, attention, recurrent layers, means."""
+    explicit_padding(graph)
+    one_d_as_two_d(graph)
+    decompose_attention(graph)
+    unroll_recurrent(graph)
+    means_to_matmuls(graph)
 
 
 def export_qat(

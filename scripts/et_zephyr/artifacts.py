@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from . import __version__
-from .analysis import OperatorStats, histogram
+from .analysis import OperatorStats, histogram, layout_copies
 from .codegen import program_schema_headers, schemas_yaml
 from .errors import ExportError
 from .io_mode import FLOAT_IO, IOMode
@@ -95,9 +95,16 @@ def build_artifacts(
         "exposed_activations": exposed,
         "exposed_layers": [o.to_json() for o in layer_data[0]] if layer_data else None,
         "operators": {
-            op: {"calls": s.calls, "runs_on": s.runs_on, "macs": s.macs} for op, s in stats.items()
+            op: {
+                "calls": s.calls,
+                "runs_on": s.runs_on,
+                "macs": s.macs,
+                "float_calls": s.float_calls,
+            }
+            for op, s in stats.items()
         },
         "operator_histogram": dict(sorted(histogram(stats).items())),
+        "layout_copies": dict(zip(("calls", "bytes"), layout_copies(stats), strict=True)),
         "kernels": kernels,
         "macs": macs,
         "memory": {

@@ -2,7 +2,8 @@
 """The export pipeline, one named step per concern, in the order they run.
 
 prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
--> decompose_attention (attention.py) -> unroll_recurrent (recurrent.py)
+-> explicit_padding, one_d_as_two_d (passes/) -> decompose_attention (attention.py)
+-> unroll_recurrent (recurrent.py)
 -> means_to_matmuls (mean_as_matmul.py) -> quantize
 -> fold_constant_scales -> fold_requantize_chains (requantization.py)
 -> to_edge_dialect -> take_int8_edges (int8_edges.py, with --io int8)
@@ -56,10 +57,20 @@ from .targets import Target
 Progress = Callable[[Iterable[Inputs]], Iterable[Inputs]]
 
 _CONVOLUTIONS = {
+    torch.ops.aten.conv1d.default,
+    torch.ops.aten.conv1d.padding,
     torch.ops.aten.conv2d.default,
     torch.ops.aten.conv2d.padding,
+    torch.ops.aten.conv_transpose1d.default,
+    torch.ops.aten.conv_transpose2d.input,
     torch.ops.aten.convolution.default,
 }
+_CONVOLUTION_MODULES = (
+    torch.nn.Conv1d,
+    torch.nn.Conv2d,
+    torch.nn.ConvTranspose1d,
+    torch.nn.ConvTranspose2d,
+)
 _CORTEX_M_PAD = exir_ops.edge.cortex_m.pad.default
 _CORTEX_M_CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
 _CORTEX_M_DEPTHWISE_CONV = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
@@ -122,10 +133,10 @@ def to_inference_mode(model: torch.nn.Module) -> torch.nn.Module:
 
 
 def _convolves(model: torch.nn.Module, example_inputs: Inputs) -> bool:
-    """Whether the model runs a 2-D convolution: an nn.Conv2d says so without tracing
-    (the export is then done once); functional convolutions and loaded programs are
-    traced to find out."""
-    if any(isinstance(module, torch.nn.Conv2d) for module in model.modules()):
+    """Whether the model runs a convolution (1-D ones run as 2-D ones of height 1): a
+    convolution module says so without tracing (the export is then done once);
+    functional convolutions and loaded programs are traced to find out."""
+    if any(isinstance(module, _CONVOLUTION_MODULES) for module in model.modules()):
         return True
     return _has_convolution(capture_graph(model, example_inputs))
 

@@ -28,6 +28,10 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
     if npu:
         npu_share = 100.0 * macs["ethos_u"] / macs["total"] if macs["total"] else 0.0
         lines.append(f"MACs on Ethos-U    {macs['ethos_u']:,} ({npu_share:.1f} %)")
+    copies = manifest["layout_copies"]
+    lines.append(
+        f"layout copies      {copies['calls']} an inference, {copies['bytes']:,} B written"
+    )
     lines.append(f"program            {manifest['pte_bytes']:,} B")
     memory = manifest["memory"]
     planned = sum(entry["bytes"] for entry in memory["planned"])

@@ -57,7 +57,9 @@ HOST_KERNELS: dict[str, Callable[..., torch.Tensor]] = {
     "dequantize_per_tensor": _dequantize_per_tensor,
     "quantized_conv2d": convolution.conv2d,
     "quantized_depthwise_conv2d": convolution.depthwise_conv2d,
+    "quantized_transpose_conv2d": convolution.transpose_conv2d,
     "quantized_avg_pool2d": pooling.avg_pool2d,
+    "quantized_max_pool2d": pooling.max_pool2d,
     "softmax": softmax.softmax,
     "quantized_batch_matmul": matmul.batch_matmul,
 }

@@ -1,11 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""cortex_m::quantized_conv2d and quantized_depthwise_conv2d as CMSIS-NN computes them.
+"""cortex_m::quantized_conv2d, quantized_depthwise_conv2d and quantized_transpose_conv2d
+as CMSIS-NN computes them.
 
 Each output is the int32 sum of (input + input_offset) * weight plus the bias, then
 arm_nn_requantize with the channel's multiplier and shift, the output offset and the
 activation clamp. ExecuTorch's Python sums with an int32 convolution, which PyTorch
 has no dilated form of; here the sums are taken in float64 (exact: they stay far below
 2^53) and wrapped to int32 where the device's would wrap.
+
+arm_transpose_conv_s8 scatters each input pixel's (input + input_offset) * weight
+products into an int32 row buffer that starts from the bias, and requantizes the rows
+`padding` below and right of the full output's corner: PyTorch's conv_transpose2d
+with that padding, its output_padding rows and columns at the far edges. ExecuTorch's
+Python sums in float32, which rounds once a sum passes 2^24.
 """
 
 from __future__ import annotations
@@ -72,6 +79,40 @@ def depthwise_conv2d(
         input_offset,
     )
     return _output(sums, multipliers, shifts, output_offset, activation_min, activation_max)
+
+
+def transpose_conv2d(
+    values: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+    input_offset: int,
+    output_offset: int,
+    multipliers: torch.Tensor,
+    shifts: torch.Tensor,
+    activation_min: int,
+    activation_max: int,
+    scratch: torch.Tensor,
+    output_scratch: torch.Tensor,
+) -> torch.Tensor:
+    """Weights OHWI (output channels first); no groups or dilation (CMSIS-NN has none)."""
+    del scratch, output_scratch
+    if tuple(dilation) != (1, 1) or values.shape[1] != weight.shape[3]:
+        raise ValueError("quantized_transpose_conv2d: no dilation or groups on CMSIS-NN")
+    sums = F.conv_transpose2d(
+        values.to(torch.float64) + input_offset,
+        weight.permute(3, 0, 1, 2).to(torch.float64),
+        None,
+        tuple(stride),
+        tuple(padding),
+        tuple(output_padding),
+    ).to(torch.int64)
+    if bias is not None:
+        sums = sums + bias.to(torch.int64).view(1, -1, 1, 1)
+    return _output(wrap32(sums), multipliers, shifts, output_offset, activation_min, activation_max)
 
 
 def _sums(

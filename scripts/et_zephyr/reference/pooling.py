@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""cortex_m::quantized_avg_pool2d as arm_avgpool_s8 computes it.
+"""cortex_m::quantized_avg_pool2d and quantized_max_pool2d as arm_avgpool_s8 and
+arm_max_pool_s8 compute them.
 
 CMSIS-NN averages the raw int8 values (input and output share their quantization)
 and rounds the integer mean half away from zero:
@@ -7,6 +8,11 @@ and rounds the integer mean half away from zero:
 division, `count` being the window's positions inside the input. ExecuTorch's Python
 dequantizes, averages in float and requantizes with ties to even around the zero
 point, which differs wherever a window's sum is a multiple of count plus count / 2.
+
+arm_max_pool_s8 takes the largest int8 value of each window's positions inside the
+input (padding takes no part) and clamps it to the activation range. ExecuTorch's
+Python hands the int8 tensor to torch's max_pool2d, whose int8 kernel refuses maps
+of 128 pixels or more; here each window offset is one strided slice, any size.
 """
 
 from __future__ import annotations
@@ -42,6 +48,51 @@ def avg_pool2d(
     half = counts // 2
     mean = torch.div(torch.where(sums > 0, sums + half, sums - half), counts, rounding_mode="trunc")
     result = mean.clamp(_ACTIVATION_MIN, _ACTIVATION_MAX).to(torch.int8)
+    return result.contiguous(memory_format=torch.channels_last)
+
+
+def max_pool2d(
+    values: torch.Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    input_zero_point: int,
+    output_zero_point: int,
+    activation_min: int,
+    activation_max: int,
+) -> torch.Tensor:
+    del input_zero_point, output_zero_point  # the kernel compares raw int8 values
+    if _pair(dilation) != (1, 1) or ceil_mode:
+        # ExecuTorch's kernel refuses both (the lowering never emits them).
+        raise ValueError("quantized_max_pool2d: dilation and ceil_mode are not supported")
+    (kernel_h, kernel_w), (stride_h, stride_w) = _pair(kernel_size), _pair(stride)
+    pad_h, pad_w = _pair(padding)
+    batch, channels, height, width = values.shape
+    out_h = (height + 2 * pad_h - kernel_h) // stride_h + 1
+    out_w = (width + 2 * pad_w - kernel_w) // stride_w + 1
+    if out_h < 1 or out_w < 1:
+        raise ValueError(f"quantized_max_pool2d: a {kernel_h}x{kernel_w} window exceeds the map")
+    # Positions outside the input hold a value below every int8: they never win, and a
+    # window with no position inside the input (which the kernel leaves unwritten) shows.
+    outside = -(1 << 15)
+    padded = torch.full(
+        (batch, channels, (out_h - 1) * stride_h + kernel_h, (out_w - 1) * stride_w + kernel_w),
+        outside,
+        dtype=torch.int16,
+    )
+    rows = min(height, padded.shape[2] - pad_h)
+    cols = min(width, padded.shape[3] - pad_w)
+    padded[:, :, pad_h : pad_h + rows, pad_w : pad_w + cols] = values[:, :, :rows, :cols]
+    result = torch.full((batch, channels, out_h, out_w), outside, dtype=torch.int16)
+    for row in range(kernel_h):
+        for col in range(kernel_w):
+            window = padded[:, :, row::stride_h, col::stride_w][:, :, :out_h, :out_w]
+            result = torch.maximum(result, window)
+    if bool((result == outside).any()):
+        raise ValueError("quantized_max_pool2d: a window lies wholly in the padding")
+    result = result.clamp(activation_min, activation_max).to(torch.int8)
     return result.contiguous(memory_format=torch.channels_last)
 
 

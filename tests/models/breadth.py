@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Layers beyond the MLPerf Tiny set, on the device against the host reference.
+
+- pools(): max pools on maps of 1x1 to 48x48 pixels (CMSIS-NN's arm_max_pool_s8 has no
+  size limit; torch's int8 max pool refuses 128 pixels and more), with padding, odd
+  windows and strides, odd channel counts, beside average pools of the same shapes;
+- sequences(): the 1-D family as 2-D layers of height 1 (et_zephyr/passes/
+  one_d_as_two_d.py): Conv1d with stride, dilation, "same" and causal F.pad padding,
+  depthwise, one input channel; MaxPool1d, AvgPool1d, a residual add, a mean over time;
+- same_padding(): `padding="same"` with odd and even kernels and dilation
+  (et_zephyr/passes/explicit_padding.py);
+- transposed(): transpose convolutions on CMSIS-NN's arm_transpose_conv_wrapper_s8,
+  both its paths (input channels above and below its reverse-convolution threshold),
+  and a ConvTranspose1d.
+
+Run with 32 generated inputs from a quarter to 16x the calibration range.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Pools(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lift = nn.Conv2d(3, 5, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = self.lift(x)  # 5 channels, 48 x 48
+        return (
+            F.max_pool2d(y, 2),
+            F.max_pool2d(y, 3, stride=2, padding=1),
+            F.max_pool2d(y[:, :, :17, :23], (3, 2), stride=(2, 3), padding=(1, 0)),
+            F.max_pool2d(y[:, :, :1, :1], 1),
+            F.max_pool2d(y, 48),
+            F.avg_pool2d(y, 3, stride=2, padding=1),
+            F.avg_pool2d(y[:, :, :17, :23], (3, 2), stride=(2, 3)),
+        )
+
+
+def pools() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return Pools(), (torch.randn(1, 3, 48, 48),)
+
+
+class _CausalBlock(nn.Module):
+    def __init__(self, channels: int, dilation: int) -> None:
+        super().__init__()
+        self.pad = 2 * dilation
+        self.conv = nn.Conv1d(channels, channels, 3, dilation=dilation)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.relu(x + self.conv(F.pad(x, (self.pad, 0))))
+
+
+class Sequences(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = nn.Conv1d(3, 12, 5, stride=2, padding=2)
+        self.norm = nn.BatchNorm1d(12)
+        self.same = nn.Conv1d(12, 13, 4, padding="same", dilation=2)
+        self.blocks = nn.Sequential(_CausalBlock(13, 1), _CausalBlock(13, 4))
+        self.depthwise = nn.Conv1d(13, 13, 7, groups=13, padding=3)
+        self.raw = nn.Conv1d(1, 8, 16, stride=8)
+        self.head = nn.Linear(13, 6)
+
+    def forward(self, x: torch.Tensor, wave: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = F.relu(self.norm(self.first(x)))
+        y = F.max_pool1d(F.relu(self.same(y)), 3, stride=2, padding=1)
+        y = self.depthwise(self.blocks(y))
+        sound = F.avg_pool1d(F.relu(self.raw(wave)), 4)
+        return self.head(y.mean(-1)), y, sound
+
+
+def sequences() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    model = Sequences()
+    with torch.no_grad():
+        model.norm.running_mean.uniform_(-0.5, 0.5)
+        model.norm.running_var.uniform_(0.5, 2.0)
+    return model, (torch.randn(1, 3, 128), torch.randn(1, 1, 512))
+
+
+class SamePadding(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.wide = nn.Conv2d(4, 8, (1, 7), padding="same")
+        self.tall = nn.Conv2d(8, 8, (7, 1), padding="same")
+        self.even = nn.Conv2d(8, 6, 4, padding="same")
+        self.dilated = nn.Conv2d(6, 6, (2, 3), padding="same", dilation=(3, 2))
+        self.valid = nn.Conv2d(6, 5, 3, padding="valid")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.tall(F.relu(self.wide(x))))
+        return self.valid(self.dilated(self.even(y)))
+
+
+def same_padding() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    return SamePadding(), (torch.randn(1, 4, 15, 13),)
+
+
+class Transposed(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.twice = nn.ConvTranspose2d(8, 8, 2, stride=2)
+        self.padded = nn.ConvTranspose2d(8, 5, 3, stride=2, padding=1)
+        # More input channels than CMSIS-NN's threshold: its reverse-convolution path.
+        self.wide = nn.ConvTranspose2d(24, 4, 3, stride=2)
+        self.three = nn.ConvTranspose2d(4, 4, 3, stride=3)
+        self.sequence = nn.ConvTranspose1d(4, 6, 4, stride=2, padding=1)
+
+    def forward(self, x: torch.Tensor, w: torch.Tensor, s: torch.Tensor) -> tuple:
+        y = self.padded(F.relu(self.twice(x)))
+        return y, self.three(self.wide(w)), self.sequence(s)
+
+
+def transposed() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    inputs = (torch.randn(1, 8, 6, 7), torch.randn(1, 24, 5, 4), torch.randn(1, 4, 20))
+    return Transposed(), inputs
