@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 from et_zephyr import reference
-from et_zephyr.reference import edges, fixed_point, matmul, pooling, softmax
+from et_zephyr.reference import convolution, edges, fixed_point, matmul, pooling, softmax
 
 
 def _wrap(value: int) -> int:
@@ -158,6 +158,68 @@ def test_average_pool_matches_the_c_code(shape, kernel, stride, padding) -> None
         actual = pooling.avg_pool2d(_nhwc(image), kernel, stride, padding, 0, 0, 0, torch.empty(0))
         expected = _c_avgpool(image, kernel, stride, padding)
         assert actual.permute(0, 2, 3, 1)[0].numpy().tobytes() == expected.tobytes()
+
+
+def _c_max_pool(x: np.ndarray, kernel, stride, padding, out_hw, low, high) -> np.ndarray:
+    """arm_max_pool_s8 on one NHWC image: each window's positions inside the input
+    (a channel vector at a time), then the clamp."""
+    height, width, _ = x.shape
+    out = np.zeros((*out_hw, x.shape[2]), dtype=np.int8)
+    for i_y in range(out_hw[0]):
+        base_y = i_y * stride[0] - padding[0]
+        for i_x in range(out_hw[1]):
+            base_x = i_x * stride[1] - padding[1]
+            window = x[
+                max(0, base_y) : min(height, base_y + kernel[0]),
+                max(0, base_x) : min(width, base_x + kernel[1]),
+            ]
+            out[i_y, i_x] = window.reshape(-1, x.shape[2]).max(axis=0)
+    return np.clip(out, low, high)
+
+
+MAX_POOL_CASES = [  # (h, w, c), kernel, stride, padding
+    ((1, 1, 3), (1, 1), (1, 1), (0, 0)),
+    ((16, 16, 8), (2, 2), (2, 2), (0, 0)),  # 256 pixels: torch's int8 pool refuses it
+    ((17, 23, 5), (3, 3), (2, 2), (1, 1)),
+    ((9, 31, 7), (3, 2), (2, 3), (1, 0)),
+    ((48, 48, 1), (48, 48), (48, 48), (0, 0)),
+    ((256, 256, 3), (3, 3), (2, 2), (1, 1)),
+    ((1, 200, 16), (1, 5), (1, 3), (0, 2)),  # a MaxPool1d as the 1-D family runs it
+]
+
+
+@pytest.mark.parametrize(("shape", "kernel", "stride", "padding"), MAX_POOL_CASES)
+def test_max_pool_matches_the_c_code_at_any_size(shape, kernel, stride, padding) -> None:
+    generator = np.random.default_rng(sum(shape))
+    image = generator.integers(-128, 128, size=shape, dtype=np.int8)
+    out_hw = tuple(
+        (size + 2 * pad - k) // step + 1
+        for size, pad, k, step in zip(shape[:2], padding, kernel, stride, strict=True)
+    )
+    for low, high in ((-128, 127), (-20, 90)):
+        actual = pooling.max_pool2d(
+            _nhwc(image), kernel, stride, padding, [1, 1], False, 3, 3, low, high
+        )
+        expected = _c_max_pool(image, kernel, stride, padding, out_hw, low, high)
+        assert actual.permute(0, 2, 3, 1)[0].numpy().tobytes() == expected.tobytes()
+
+
+def test_executorch_python_max_pool_refuses_what_the_device_runs() -> None:
+    """The export-killing fault: torch's int8 max pool refuses 128 pixels and more."""
+    from executorch.backends.cortex_m.ops import operators
+
+    image = _nhwc(np.zeros((16, 16, 4), dtype=np.int8))
+    args = ([2, 2], [2, 2], [0, 0], [1, 1], False, 0, 0, -128, 127)
+    with pytest.raises(RuntimeError, match="input_depth"):
+        operators.quantized_max_pool2d_impl(image, *args)
+    assert tuple(pooling.max_pool2d(image, *args).shape) == (1, 4, 8, 8)
+
+
+def test_max_pool_refuses_a_window_with_no_input() -> None:
+    """arm_max_pool_s8 leaves such an output unwritten: the reference has no value for it."""
+    image = _nhwc(np.zeros((4, 4, 2), dtype=np.int8))
+    with pytest.raises(ValueError, match="padding"):
+        pooling.max_pool2d(image, [2, 2], [5, 5], [2, 2], [1, 1], False, 0, 0, -128, 127)
 
 
 def test_average_pool_rounds_the_raw_mean_half_away_from_zero() -> None:
@@ -395,3 +457,90 @@ def test_the_reference_replaces_executorchs_python_inside_the_block() -> None:
         quantized = torch.ops.cortex_m.quantize_per_tensor(x, 0.1, 0, -128, 127, torch.int8)
         assert set(quantized.tolist()) == {3}
     assert torch.ops.cortex_m.quantized_avg_pool2d(image, *args).item() == -3  # back again
+
+
+def _c_transpose_conv(x, weights, bias, stride, padding, out_hw, offsets, mults, shifts):
+    """arm_transpose_conv_s8 on one NHWC image: every input pixel's (x + input_offset) *
+    weight products scattered into an int32 buffer that starts at the bias, then the
+    outputs `padding` below and right of its corner requantized (int32 wrapping kept)."""
+    height, width, _ = x.shape
+    out_channels, kernel_h, kernel_w, _ = weights.shape
+    input_offset, output_offset = offsets
+    full = np.zeros(
+        ((height - 1) * stride[0] + kernel_h, (width - 1) * stride[1] + kernel_w, out_channels),
+        dtype=np.int64,
+    )
+    full += bias
+    shifted = x.astype(np.int64) + input_offset
+    w = weights.astype(np.int64)
+    for i_y in range(height):
+        for i_x in range(width):
+            products = np.einsum("ohwi,i->hwo", w, shifted[i_y, i_x])
+            y0, x0 = i_y * stride[0], i_x * stride[1]
+            full[y0 : y0 + kernel_h, x0 : x0 + kernel_w] += products
+    out = np.zeros((*out_hw, out_channels), dtype=np.int8)
+    for o_y in range(out_hw[0]):
+        for o_x in range(out_hw[1]):
+            for c in range(out_channels):
+                y, xx = o_y + padding[0], o_x + padding[1]
+                total = int(full[y, xx, c]) if y < full.shape[0] and xx < full.shape[1] else 0
+                value = _c_requantize(_wrap(total), int(mults[c]), int(shifts[c]))
+                out[o_y, o_x, c] = min(max(value + output_offset, -128), 127)
+    return out
+
+
+TRANSPOSE_CASES = [  # (h, w, c), out channels, kernel, stride, padding, output padding
+    ((6, 7, 8), 8, (2, 2), (2, 2), (0, 0), (0, 0)),
+    ((6, 7, 8), 5, (3, 3), (2, 2), (1, 1), (0, 0)),
+    ((5, 4, 24), 4, (3, 3), (2, 2), (0, 0), (0, 0)),
+    ((1, 20, 4), 6, (1, 4), (1, 2), (0, 1), (0, 0)),
+    ((4, 4, 3), 2, (3, 3), (3, 3), (0, 0), (0, 0)),
+    ((5, 5, 4), 3, (3, 3), (2, 2), (1, 1), (1, 1)),
+    ((3, 3, 200), 2, (3, 3), (1, 1), (0, 0), (0, 0)),  # sums far past float32's 2^24
+]
+
+
+@pytest.mark.parametrize(
+    ("shape", "out_channels", "kernel", "stride", "padding", "output_padding"), TRANSPOSE_CASES
+)
+def test_transpose_convolution_matches_the_c_code(
+    shape, out_channels, kernel, stride, padding, output_padding
+) -> None:
+    generator = np.random.default_rng(sum(shape) + out_channels)
+    high = shape[2] == 200
+    if high:  # every sum near its largest: (127 + 127) * 127 * 1800 ~ 5.8e7
+        x = np.full(shape, 127, dtype=np.int8)
+        weights = np.full((out_channels, *kernel, shape[2]), 127, dtype=np.int8)
+    else:
+        x = generator.integers(-128, 128, size=shape, dtype=np.int8)
+        weights = generator.integers(
+            -127, 128, size=(out_channels, *kernel, shape[2]), dtype=np.int8
+        )
+    bias = generator.integers(-5000, 5000, size=out_channels).astype(np.int32)
+    mults = generator.integers(1 << 30, (1 << 31) - 1, size=out_channels).astype(np.int32)
+    shifts = generator.integers(-24 if high else -10, -6, size=out_channels).astype(np.int32)
+    offsets = (127, -3)
+    out_hw = tuple(
+        (size - 1) * step - 2 * pad + k + extra
+        for size, step, pad, k, extra in zip(
+            shape[:2], stride, padding, kernel, output_padding, strict=True
+        )
+    )
+    actual = convolution.transpose_conv2d(
+        _nhwc(x).contiguous(memory_format=torch.channels_last),
+        torch.from_numpy(weights),
+        torch.from_numpy(bias),
+        list(stride),
+        list(padding),
+        list(output_padding),
+        [1, 1],
+        *offsets,
+        torch.from_numpy(mults),
+        torch.from_numpy(shifts),
+        -128,
+        127,
+        torch.empty(0),
+        torch.empty(0),
+    )
+    expected = _c_transpose_conv(x, weights, bias, stride, padding, out_hw, offsets, mults, shifts)
+    assert actual.permute(0, 2, 3, 1)[0].numpy().tobytes() == expected.tobytes()

@@ -202,8 +202,8 @@ _REWRITES: dict[object, Callable[[GraphModule, Node, Node], Node]] = {
 def _sink_squeezes(graph: GraphModule) -> None:
     """Move each squeeze(image, 2) below the operators that read only it (or other
     squeezed images) and mean the same on the image, until none moves; the squeezes
-    left (before an operator outside the family, or the output) become reshapes, which
-    are views where the bytes allow."""
+    left (before an operator outside the family, or the output) become one copy to the
+    [N, C, L] order (none where C or L is 1) and a reshape, a view."""
     moved = True
     while moved:
         moved = False
@@ -217,8 +217,13 @@ def _sink_squeezes(graph: GraphModule) -> None:
         if image is None:
             continue
         with graph.graph.inserting_before(node):
-            shape = list(node.meta["val"].shape)
-            sequence = call(graph, node, aten.reshape.default, image, shape)
+            batch, channels, length = node.meta["val"].shape
+            if channels != 1 and length != 1:
+                # The one copy back to [N, C, L] order; the reshape is then a view.
+                image = call(
+                    graph, node, aten.clone.default, image, memory_format=torch.contiguous_format
+                )
+            sequence = call(graph, node, aten.reshape.default, image, [batch, channels, length])
         node.replace_all_uses_with(sequence)
         graph.graph.erase_node(node)
 

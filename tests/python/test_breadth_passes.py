@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The passes that bring the 1-D family and string paddings to the Cortex-M quantizer
+(et_zephyr/passes/): the rewritten float graph computes what the model does, and the
+exported program runs every MAC on Cortex-M kernels with no float operator and no
+layout copy between layers."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from et_zephyr import pipeline
+from et_zephyr.api import ExportOptions, export
+from et_zephyr.loading import ModelBundle
+from et_zephyr.passes.explicit_padding import explicit_padding
+from et_zephyr.passes.one_d_as_two_d import one_d_as_two_d
+from torch import nn
+
+aten = torch.ops.aten
+_ONE_D = {
+    aten.conv1d.default,
+    aten.conv1d.padding,
+    aten.conv_transpose1d.default,
+    aten.max_pool1d.default,
+    aten.avg_pool1d.default,
+    aten.adaptive_avg_pool1d.default,
+}
+
+
+def _captured(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> torch.fx.GraphModule:
+    graph = pipeline.capture_graph(model.eval(), inputs)
+    pipeline.fold_batch_norm(graph)
+    return graph
+
+
+def _targets(graph: torch.fx.GraphModule) -> list[object]:
+    return [node.target for node in graph.graph.nodes if node.op == "call_function"]
+
+
+class _Convolution(nn.Module):
+    def __init__(self, convolution: nn.Module) -> None:
+        super().__init__()
+        self.convolution = convolution
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.convolution(x)
+
+
+SAME_CASES = [  # (module, input shape)
+    (nn.Conv2d(3, 4, 3, padding="same"), (1, 3, 9, 8)),
+    (nn.Conv2d(3, 4, 4, padding="same"), (1, 3, 9, 8)),
+    (nn.Conv2d(3, 4, (1, 7), padding="same"), (1, 3, 5, 16)),
+    (nn.Conv2d(3, 4, (2, 5), padding="same", dilation=(3, 2)), (1, 3, 11, 12)),
+    (nn.Conv2d(4, 4, 3, padding="same", groups=4), (1, 4, 6, 6)),
+    (nn.Conv2d(3, 4, 3, padding="valid", stride=2), (1, 3, 9, 8)),
+    (nn.Conv1d(3, 4, 6, padding="same", dilation=2), (1, 3, 30)),
+    (nn.Conv1d(3, 4, 1, padding="same"), (1, 3, 7)),
+]
+
+
+@pytest.mark.parametrize(("module", "shape"), SAME_CASES)
+def test_string_paddings_become_numbers_with_the_same_result(module, shape) -> None:
+    torch.manual_seed(0)
+    model, x = _Convolution(module), torch.randn(shape)
+    graph = _captured(model, (x,))
+    assert explicit_padding(graph) == 1
+    assert not {aten.conv1d.padding, aten.conv2d.padding} & set(_targets(graph))
+    expected = model(x)
+    torch.testing.assert_close(graph(x), expected, rtol=0, atol=1e-5)
+
+
+class _Sequence(nn.Module):
+    """Every 1-D operator, with the rank-blind ones between them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = nn.Conv1d(3, 8, 5, stride=2, padding=2)
+        self.norm = nn.BatchNorm1d(8)
+        self.causal = nn.Conv1d(8, 8, 3, dilation=2)
+        self.depthwise = nn.Conv1d(16, 16, 3, groups=16, padding=1)
+        self.up = nn.ConvTranspose1d(16, 4, 4, stride=2, padding=1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = F.relu(self.norm(self.first(x)))
+        y = F.max_pool1d(y, 3, stride=2, padding=1)
+        z = F.hardtanh(self.causal(F.pad(y, (4, 0))))
+        y = torch.cat([y + z, z], dim=1)
+        y = F.avg_pool1d(self.depthwise(y), 2)
+        return F.adaptive_avg_pool1d(y, 1).flatten(1), y.mean(-1), self.up(y)
+
+
+def test_the_1d_family_runs_as_2d_operators_with_the_same_result() -> None:
+    torch.manual_seed(0)
+    model, x = _Sequence(), torch.randn(2, 3, 64)
+    with torch.no_grad():
+        model.norm.running_var.uniform_(0.5, 2)
+    graph = _captured(model, (x,))
+    assert one_d_as_two_d(graph) == 7
+    targets = _targets(graph)
+    assert not _ONE_D & set(targets)
+    # Two layout changes: the input's into an image, the transposed convolution's output
+    # back to [N, C, L]. Between the layers the sequence stays an image.
+    clones = [
+        n.kwargs["memory_format"] for n in graph.graph.nodes if n.target == aten.clone.default
+    ]
+    assert clones == [torch.channels_last, torch.contiguous_format]
+    assert targets.count(aten.squeeze.dim) == 0
+    expected = model(x)
+    for actual, wanted in zip(graph(x), expected, strict=True):
+        torch.testing.assert_close(actual, wanted, rtol=0, atol=1e-5)
+
+
+class _Tcn(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv1d(6, 12, 1)
+        self.dilated = nn.ModuleList(nn.Conv1d(12, 12, 3, dilation=d) for d in (1, 2, 4))
+        self.head = nn.Linear(12, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.stem(x)
+        for conv in self.dilated:
+            y = F.relu(y + conv(F.pad(y, (2 * conv.dilation[0], 0))))
+        return self.head(y.mean(-1))
+
+
+class _Audio(nn.Module):
+    """Raw samples (one channel) through strided 1-D convolutions, flattened."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = nn.Conv1d(1, 8, 40, stride=10)
+        self.second = nn.Conv1d(8, 8, 3, padding="same")
+        self.head = nn.Linear(8 * 12, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.max_pool1d(F.relu(self.second(F.relu(self.first(x)))), 4)
+        return self.head(y.flatten(1))
+
+
+class _Pooled(nn.Module):
+    """A CIFAR-style net: max pools on 32x32 and 16x16 maps, then a classifier."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = nn.Conv2d(3, 8, 3, padding="same")
+        self.second = nn.Conv2d(8, 16, 3, padding=1)
+        self.up = nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.head = nn.Linear(8 * 16 * 16, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.max_pool2d(F.relu(self.first(x)), 2)
+        y = F.max_pool2d(F.relu(self.second(y)), 3, stride=2, padding=1)
+        return self.head(F.relu(self.up(y)).flatten(1))
+
+
+EXPORTS = {  # name: (model, input shape, layout copies)
+    # The input's: [1, 6, 100] to channels-last.
+    "tcn": (_Tcn, (1, 6, 100), 1),
+    # The input's (one channel: the layout is renamed, no byte moves) and the flatten's.
+    "audio": (_Audio, (1, 1, 512), 2),
+    # The flatten's, into the linear.
+    "pooled": (_Pooled, (1, 3, 32, 32), 1),
+}
+
+
+@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m4", "cortex-m55"])
+@pytest.mark.parametrize("name", sorted(EXPORTS))
+def test_models_export_in_int8_on_cortex_m_kernels(name: str, target: str) -> None:
+    factory, shape, copies = EXPORTS[name]
+    torch.manual_seed(0)
+    model = factory()
+    calibration = [(torch.randn(shape),) for _ in range(12)]
+    warnings: list[str] = []
+    artifacts = export(
+        ModelBundle(model, calibration[0], calibration),
+        ExportOptions(target=target, strict=True, warn=warnings.append),
+    )
+    macs = artifacts.manifest["macs"]
+    assert macs["cmsis_nn"] == macs["total"] > 0
+    assert not any(s.float_calls for s in artifacts.stats.values() if s.runs_on == "portable")
+    assert artifacts.manifest["layout_copies"]["calls"] == copies
+    assert warnings == []
+    agreement = artifacts.manifest["agreement"]
+    assert agreement["max_steps_vs_fake_quant"] <= 2
