@@ -52,51 +52,20 @@ def measure_upstream(target: str) -> dict[str, object]:
     start = time.perf_counter()
     import importlib.util
 
-    import torch
     from et_zephyr.analysis import mac_totals, operator_stats
     from et_zephyr.memory import planned_lower_bound
     from et_zephyr.runtime_quiet import quiet_imports
     from et_zephyr.timing import StepTimes
+    from upstream_flow import five_step
 
     times = StepTimes()
-    with quiet_imports():
-        from executorch.backends.cortex_m.passes.cortex_m_pass_manager import (
-            CortexMPassManager,
-        )
-        from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
-        from executorch.backends.cortex_m.target_config import CortexMTargetConfig
-        from executorch.exir import EdgeCompileConfig, EdgeProgramManager, to_edge
-        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
     times.seconds["import"] = time.perf_counter() - start
-    with quiet_imports():
-        with times.step("load model"):
-            spec = importlib.util.spec_from_file_location("kws_model", KWS)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            model, example, calibration = module.kws()
-        with times.step("capture"):
-            model.eval()
-            graph = torch.export.export(model, example).module(check_guards=False)
-        with times.step("quantize"):
-            prepared = prepare_pt2e(graph, CortexMQuantizer())
-            for sample in calibration:
-                prepared(*sample)
-            quantized = convert_pt2e(prepared)
-        with times.step("to_edge"):
-            edge = to_edge(
-                torch.export.export(quantized, example),
-                compile_config=EdgeCompileConfig(
-                    preserve_ops=[torch.ops.aten.linear.default], _check_ir_validity=False
-                ),
-            )
-        with times.step("lowering"):
-            config = CortexMTargetConfig.from_target_string(target)
-            lowered = CortexMPassManager(edge.exported_program(), target_config=config).transform()
-        with times.step("memory planning and serialization"):
-            program = EdgeProgramManager(
-                {"forward": lowered}, compile_config=EdgeCompileConfig(_check_ir_validity=False)
-            ).to_executorch()
+    with quiet_imports(), times.step("load model"):
+        spec = importlib.util.spec_from_file_location("kws_model", KWS)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        model, example, calibration = module.kws()
+    program = five_step(model, example, calibration, target, times)
     pte = bytes(program.buffer)
     graph = program.exported_program().graph_module
     plan = program.executorch_program.execution_plan[0]

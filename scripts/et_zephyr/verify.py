@@ -10,13 +10,16 @@ import torch
 
 @dataclass(frozen=True)
 class Agreement:
-    """Top-1 agreement and largest error, in output quantization steps."""
+    """Top-1 agreement (for a classifier-shaped output: one row of two or more scores a
+    sample; None otherwise, where an argmax over pixels or values says nothing) and the
+    largest error, in output quantization steps and relative to the float output's range."""
 
     samples: int
-    top1_vs_fake_quant: float
-    top1_vs_float: float
+    top1_vs_fake_quant: float | None
+    top1_vs_float: float | None
     max_steps_vs_fake_quant: float
     max_steps_vs_float: float
+    relative_error_vs_float: float
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -34,13 +37,20 @@ def compare(
     a step or two of difference is expected; more points at a real problem.
     """
     step = output_scale or 1.0
+    classifier = all(_classifier_shaped(output) for output in reference)
     return Agreement(
         samples=len(lowered),
-        top1_vs_fake_quant=_top1(lowered, fake_quant),
-        top1_vs_float=_top1(lowered, reference),
+        top1_vs_fake_quant=_top1(lowered, fake_quant) if classifier else None,
+        top1_vs_float=_top1(lowered, reference) if classifier else None,
         max_steps_vs_fake_quant=_max_steps(lowered, fake_quant, step),
         max_steps_vs_float=_max_steps(lowered, reference, step),
+        relative_error_vs_float=_relative_error(lowered, reference),
     )
+
+
+def _classifier_shaped(output: torch.Tensor) -> bool:
+    """Scores of two or more classes: [classes] or [batch, classes]."""
+    return 1 <= output.dim() <= 2 and output.shape[-1] >= 2
 
 
 def _top1(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
@@ -57,3 +67,13 @@ def _classes(output: torch.Tensor) -> torch.Tensor:
 def _max_steps(a: list[torch.Tensor], b: list[torch.Tensor], step: float) -> float:
     errors = [((x.float() - y.float()).abs().max() / step).item() for x, y in zip(a, b)]
     return round(max(errors, default=0.0), 3)
+
+
+def _relative_error(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
+    """The largest error over the float outputs' range (max - min over all samples)."""
+    if not b:
+        return 0.0
+    values = torch.cat([y.float().flatten() for y in b])
+    spread = (values.max() - values.min()).item() or 1.0
+    errors = [(x.float() - y.float()).abs().max().item() for x, y in zip(a, b)]
+    return round(max(errors) / spread, 5)

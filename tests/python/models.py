@@ -51,18 +51,20 @@ def unsupported_operator() -> tuple:
     return Bessel(), (torch.randn(1, 8),), _samples((1, 8), 4)
 
 
-class Conv1d(nn.Module):
+class GroupedTransposeConv(nn.Module):
+    """A transpose convolution in groups: CMSIS-NN has no grouped one, so it stays float."""
+
     def __init__(self) -> None:
         super().__init__()
-        self.conv = nn.Conv1d(4, 8, 3)
+        self.conv = nn.ConvTranspose2d(4, 8, 3, groups=2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.conv(x)
 
 
-def conv1d() -> tuple:
+def grouped_transpose_conv() -> tuple:
     torch.manual_seed(0)
-    return Conv1d(), _samples((1, 4, 16), 1)[0], _samples((1, 4, 16), 8)
+    return GroupedTransposeConv(), _samples((1, 4, 6, 6), 1)[0], _samples((1, 4, 6, 6), 8)
 
 
 class SmallCNN(nn.Module):
