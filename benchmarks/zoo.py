@@ -122,13 +122,13 @@ def run_five_step(spec: str, target: str) -> Row:
 
 def _cells(row: Row, full: bool) -> tuple[str, ...]:
     if row.error:
-        return ("no: " + row.error[:60],) + ("",) * (5 if full else 2)
+        return ("no: " + row.error[:60],) + ("",) * (5 if full else 3)
     share = "no MACs" if row.cmsis_nn_share is None else f"{100 * row.cmsis_nn_share:.1f} %"
     floats = ", ".join(name.split("::")[-1].split(".")[0] for name in row.float_ops) or "-"
-    cells = ("yes", share, floats)
+    calls, written = row.copies
+    cells = ("yes", share, floats, f"{calls} / {written:,} B")
     if full:
-        calls, written = row.copies
-        cells += (f"{calls} / {written:,} B", f"{row.pte_bytes:,}", f"{row.arena_bytes:,}")
+        cells += (f"{row.pte_bytes:,}", f"{row.arena_bytes:,}")
     return cells
 
 
@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         "five-step: exported",
         "MACs",
         "float operators",
+        "layout copies",
     )
     rows = [header]
     complete = 0

@@ -41,6 +41,7 @@ from .mean_as_matmul import means_to_matmuls
 from .memory import arena_sizes, planned_lower_bound
 from .passes.explicit_padding import explicit_padding
 from .passes.one_d_as_two_d import one_d_as_two_d
+from .passes.spatial_means_as_pools import spatial_means_as_pools
 from .recurrent import unroll_recurrent
 from .requantization import fold_constant_scales, fold_requantize_chains
 from .targets import DEFAULT_TARGET, Target, resolve_target
@@ -128,9 +129,10 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
 
 def _rewrite_for_the_quantizer(graph: GraphModule) -> None:
     """The model's forms the Cortex-M quantizer does not match, as ones it does: string
-    paddings, the 1-D family, attention, recurrent layers, means."""
+    paddings, the 1-D family, spatial means, attention, recurrent layers, other means."""
     explicit_padding(graph)
     one_d_as_two_d(graph)
+    spatial_means_as_pools(graph)
     decompose_attention(graph)
     unroll_recurrent(graph)
     means_to_matmuls(graph)

@@ -14,6 +14,7 @@ from et_zephyr.api import ExportOptions, export
 from et_zephyr.loading import ModelBundle
 from et_zephyr.passes.explicit_padding import explicit_padding
 from et_zephyr.passes.one_d_as_two_d import one_d_as_two_d
+from et_zephyr.passes.spatial_means_as_pools import spatial_means_as_pools
 from torch import nn
 
 aten = torch.ops.aten
@@ -108,6 +109,21 @@ def test_the_1d_family_runs_as_2d_operators_with_the_same_result() -> None:
     expected = model(x)
     for actual, wanted in zip(graph(x), expected, strict=True):
         torch.testing.assert_close(actual, wanted, rtol=0, atol=1e-5)
+
+
+class _SpatialMeans(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return x.mean((2, 3)), x.mean((-1, -2), keepdim=True), x.mean((1, 2)), x.mean(3)
+
+
+def test_spatial_means_become_global_pools_and_other_means_stay() -> None:
+    x = torch.randn(2, 5, 7, 3)
+    graph = _captured(_SpatialMeans(), (x,))
+    assert spatial_means_as_pools(graph) == 2
+    assert _targets(graph).count(aten.adaptive_avg_pool2d.default) == 2
+    assert _targets(graph).count(aten.mean.dim) == 2
+    for actual, wanted in zip(graph(x), _SpatialMeans()(x), strict=True):
+        torch.testing.assert_close(actual, wanted, rtol=0, atol=1e-6)
 
 
 class _Tcn(nn.Module):
