@@ -301,16 +301,23 @@ def _cancel(made: Node) -> bool:
 
 def _lift_reduction(graph: GraphModule, user: Node) -> bool:
     """A mean over time (`x.mean(-1)`, keepdim or not) as the image's global average,
-    which the pooling path lowers; reshaped to the result's shape (a 1x1 image's bytes
-    are the same in every layout)."""
+    which the pooling path lowers, and one time step (`x[:, :, -1]`) as the image's
+    column; reshaped to the result's shape (a 1x1 image's, or a column's, bytes are the
+    same in every layout)."""
     image = _squeezed_image(user.args[0]) if user.op == "call_function" else None
-    if image is None or user.target != aten.mean.dim or len(user.args[1]) != 1:
+    if image is None:
         return False
-    if _time_dim(user.args[1][0]) != 3:
+    if user.target == aten.mean.dim and len(user.args[1]) == 1:
+        if _time_dim(user.args[1][0]) != 3:
+            return False
+        reduce, arguments = aten.adaptive_avg_pool2d.default, ([1, 1],)
+    elif user.target == aten.select.int and _time_dim(user.args[1]) == 3:
+        reduce, arguments = aten.select.int, (3, user.args[2])
+    else:
         return False
     with graph.graph.inserting_before(user):
-        pooled = call(graph, user, aten.adaptive_avg_pool2d.default, image, [1, 1])
-        result = call(graph, user, aten.reshape.default, pooled, list(user.meta["val"].shape))
+        reduced = call(graph, user, reduce, image, *arguments)
+        result = call(graph, user, aten.reshape.default, reduced, list(user.meta["val"].shape))
     user.replace_all_uses_with(result)
     graph.graph.erase_node(user)
     return True

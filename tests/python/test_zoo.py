@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A subset of benchmarks/zoo.py that must not regress: models of the breadth issue's
+kinds (max pools on 32x32 maps, the 1-D family, transpose convolutions, spatial means)
+export with every MAC on Cortex-M kernels, no float operator, and no more layout copies
+than their edges need."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import zoo  # noqa: E402
+
+# Model: layout copies an inference (at the model's edges: a 3-D input into the 1-D
+# family, a flatten of a map wider than 1x1; the TCN's last time step, x[:, :, -1], is a
+# portable select that reads its input in the default order).
+SUBSET = {
+    "cifar_cnn": 1,
+    "har_cnn": 1,
+    "tcn": 2,
+    "conv1d_autoencoder": 2,
+    "conv_autoencoder": 0,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUBSET))
+def test_zoo_model_runs_in_int8_on_cortex_m_kernels(name: str) -> None:
+    row = zoo.run_et_export(zoo.ZOO[name], "cortex-m4")
+    assert row.error == ""
+    assert row.cmsis_nn_share == 1.0
+    assert row.float_ops == ()
+    assert row.copies[0] == SUBSET[name]
