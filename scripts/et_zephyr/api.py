@@ -42,6 +42,7 @@ from .memory import arena_sizes, planned_lower_bound
 from .passes.explicit_padding import explicit_padding
 from .passes.one_d_as_two_d import one_d_as_two_d
 from .passes.spatial_means_as_pools import spatial_means_as_pools
+from .passes.transpose_conv_rows import crop_transpose_conv_rows
 from .recurrent import unroll_recurrent
 from .requantization import fold_constant_scales, fold_requantize_chains
 from .targets import DEFAULT_TARGET, Target, resolve_target
@@ -129,10 +130,12 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
 
 def _rewrite_for_the_quantizer(graph: GraphModule) -> None:
     """The model's forms the Cortex-M quantizer does not match, as ones it does: string
-    paddings, the 1-D family, spatial means, attention, recurrent layers, other means."""
+    paddings, the 1-D family, spatial means, transpose convolutions CMSIS-NN pads
+    wrongly, attention, recurrent layers, other means."""
     explicit_padding(graph)
     one_d_as_two_d(graph)
     spatial_means_as_pools(graph)
+    crop_transpose_conv_rows(graph)
     decompose_attention(graph)
     unroll_recurrent(graph)
     means_to_matmuls(graph)

@@ -25,11 +25,18 @@ def call(graph: GraphModule, source: Node, target: object, *args: object, **kwar
     return node
 
 
-def constant(graph: GraphModule, source: Node, name: str, value: torch.Tensor) -> Node:
-    """A buffer of the graph holding `value` (copied, contiguous), read by a get_attr node
-    named after `source`, the node it serves, with a fake value in its fake mode."""
+def constant(
+    graph: GraphModule,
+    source: Node,
+    name: str,
+    value: torch.Tensor,
+    memory_format: torch.memory_format = torch.contiguous_format,
+) -> Node:
+    """A buffer of the graph holding `value` (copied, in `memory_format`), read by a
+    get_attr node named after `source`, the node it serves, with a fake value in its fake
+    mode."""
     attribute = f"_{source.name}_{name}"
-    tensor = value.detach().clone(memory_format=torch.contiguous_format)
+    tensor = value.detach().clone(memory_format=memory_format)
     graph.register_buffer(attribute, tensor)
     node = graph.graph.get_attr(attribute)
     fake = source.args[0].meta["val"]

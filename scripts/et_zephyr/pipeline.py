@@ -2,7 +2,8 @@
 """The export pipeline, one named step per concern, in the order they run.
 
 prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
--> explicit_padding, one_d_as_two_d, spatial_means_as_pools (passes/)
+-> explicit_padding, one_d_as_two_d, spatial_means_as_pools, crop_transpose_conv_rows
+   (passes/)
 -> decompose_attention (attention.py)
 -> unroll_recurrent (recurrent.py)
 -> means_to_matmuls (mean_as_matmul.py) -> quantize

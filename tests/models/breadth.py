@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Layers beyond the MLPerf Tiny set, on the device against the host reference.
 
-- pools(): max pools on maps of 1x1 to 48x48 pixels (CMSIS-NN's arm_max_pool_s8 has no
+- pools(): max pools on maps of 1x1 to 32x32 pixels (CMSIS-NN's arm_max_pool_s8 has no
   size limit; torch's int8 max pool refuses 128 pixels and more), with padding, odd
   windows and strides, odd channel counts, beside average pools of the same shapes;
 - sequences(): the 1-D family as 2-D layers of height 1 (et_zephyr/passes/
@@ -29,21 +29,30 @@ class Pools(nn.Module):
         self.lift = nn.Conv2d(3, 5, 3, padding=1)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        y = self.lift(x)  # 5 channels, 48 x 48
+        y = self.lift(x)  # 5 channels, 32 x 32
         return (
             F.max_pool2d(y, 2),
             F.max_pool2d(y, 3, stride=2, padding=1),
             F.max_pool2d(y[:, :, :17, :23], (3, 2), stride=(2, 3), padding=(1, 0)),
             F.max_pool2d(y[:, :, :1, :1], 1),
-            F.max_pool2d(y, 48),
+            F.max_pool2d(y, 32),
             F.avg_pool2d(y, 3, stride=2, padding=1),
             F.avg_pool2d(y[:, :, :17, :23], (3, 2), stride=(2, 3)),
         )
 
 
-def pools() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def _bundle(model: nn.Module, *shapes: tuple[int, ...]) -> tuple:
+    """The model, its example inputs and 16 calibration samples."""
+    generator = torch.Generator().manual_seed(1)
+    samples = [
+        tuple(torch.randn(shape, generator=generator) for shape in shapes) for _ in range(16)
+    ]
+    return model, samples[0], samples
+
+
+def pools() -> tuple:
     torch.manual_seed(0)
-    return Pools(), (torch.randn(1, 3, 48, 48),)
+    return _bundle(Pools(), (1, 3, 32, 32))
 
 
 class _CausalBlock(nn.Module):
@@ -75,13 +84,13 @@ class Sequences(nn.Module):
         return self.head(y.mean(-1)), y, sound
 
 
-def sequences() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def sequences() -> tuple:
     torch.manual_seed(0)
     model = Sequences()
     with torch.no_grad():
         model.norm.running_mean.uniform_(-0.5, 0.5)
         model.norm.running_var.uniform_(0.5, 2.0)
-    return model, (torch.randn(1, 3, 128), torch.randn(1, 1, 512))
+    return _bundle(model, (1, 3, 128), (1, 1, 512))
 
 
 class SamePadding(nn.Module):
@@ -98,18 +107,20 @@ class SamePadding(nn.Module):
         return self.valid(self.dilated(self.even(y)))
 
 
-def same_padding() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def same_padding() -> tuple:
     torch.manual_seed(0)
-    return SamePadding(), (torch.randn(1, 4, 15, 13),)
+    return _bundle(SamePadding(), (1, 4, 15, 13))
 
 
 class Transposed(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.twice = nn.ConvTranspose2d(8, 8, 2, stride=2)
+        # Padding 1 at stride 2: CMSIS-NN's direct kernel misplaces its rows, so it runs
+        # unpadded and cropped (et_zephyr/passes/transpose_conv_rows.py).
         self.padded = nn.ConvTranspose2d(8, 5, 3, stride=2, padding=1)
         # More input channels than CMSIS-NN's threshold: its reverse-convolution path.
-        self.wide = nn.ConvTranspose2d(24, 4, 3, stride=2)
+        self.wide = nn.ConvTranspose2d(24, 4, 3, stride=2, padding=1)
         self.three = nn.ConvTranspose2d(4, 4, 3, stride=3)
         self.sequence = nn.ConvTranspose1d(4, 6, 4, stride=2, padding=1)
 
@@ -118,7 +129,6 @@ class Transposed(nn.Module):
         return y, self.three(self.wide(w)), self.sequence(s)
 
 
-def transposed() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def transposed() -> tuple:
     torch.manual_seed(0)
-    inputs = (torch.randn(1, 8, 6, 7), torch.randn(1, 24, 5, 4), torch.randn(1, 4, 20))
-    return Transposed(), inputs
+    return _bundle(Transposed(), (1, 8, 6, 7), (1, 24, 5, 4), (1, 4, 20))

@@ -15,6 +15,7 @@ from et_zephyr.loading import ModelBundle
 from et_zephyr.passes.explicit_padding import explicit_padding
 from et_zephyr.passes.one_d_as_two_d import one_d_as_two_d
 from et_zephyr.passes.spatial_means_as_pools import spatial_means_as_pools
+from et_zephyr.passes.transpose_conv_rows import crop_transpose_conv_rows
 from torch import nn
 
 aten = torch.ops.aten
@@ -124,6 +125,30 @@ def test_spatial_means_become_global_pools_and_other_means_stay() -> None:
     assert _targets(graph).count(aten.mean.dim) == 2
     for actual, wanted in zip(graph(x), _SpatialMeans()(x), strict=True):
         torch.testing.assert_close(actual, wanted, rtol=0, atol=1e-6)
+
+
+TRANSPOSE_CASES = [  # (module, input shape, rewritten)
+    (nn.ConvTranspose2d(8, 5, 3, stride=2, padding=1), (1, 8, 6, 7), True),
+    (nn.ConvTranspose2d(8, 5, 4, stride=2, padding=1), (1, 8, 6, 7), True),
+    (nn.ConvTranspose2d(4, 4, 1, stride=2), (1, 4, 5, 5), True),
+    (nn.ConvTranspose2d(4, 4, (1, 3), stride=(3, 1), padding=(0, 1)), (1, 4, 5, 5), True),
+    (nn.ConvTranspose2d(8, 5, 3, stride=2, padding=2), (1, 8, 6, 7), False),
+    (nn.ConvTranspose2d(24, 5, 3, stride=2, padding=1), (1, 24, 6, 7), False),
+    (nn.ConvTranspose2d(8, 5, 3, stride=1, padding=1), (1, 8, 6, 7), False),
+]
+
+
+@pytest.mark.parametrize(("module", "shape", "rewritten"), TRANSPOSE_CASES)
+def test_transpose_convolutions_cmsis_nn_gets_wrong_become_crops(module, shape, rewritten):
+    torch.manual_seed(0)
+    model, x = _Convolution(module), torch.randn(shape)
+    graph = _captured(model, (x,))
+    assert crop_transpose_conv_rows(graph) == int(rewritten)
+    if rewritten:
+        (convolution,) = [n for n in graph.graph.nodes if n.target == aten.conv_transpose2d.input]
+        assert convolution.args[4][0] == 0  # no top padding
+        assert convolution.args[1].meta["val"].shape[2] >= module.stride[0]
+    torch.testing.assert_close(graph(x), model(x), rtol=0, atol=1e-5)
 
 
 class _Tcn(nn.Module):

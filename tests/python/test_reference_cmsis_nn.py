@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import torch
 from et_zephyr import reference
+from et_zephyr.passes.transpose_conv_rows import direct_kernel_misplaces_rows
 
 CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
 pytestmark = pytest.mark.skipif(
@@ -431,4 +432,91 @@ def test_depthwise_convolution(oracle, shape) -> None:
             127,
             torch.empty(0),
         )
+    assert _nhwc_bytes(actual) == expected.tobytes()
+
+
+TRANSPOSE_SHAPES = [  # (h, w, c, oc, kh, kw, stride, padding, output_padding)
+    (6, 7, 8, 8, 2, 2, 2, 0, 0),
+    (6, 7, 8, 5, 3, 3, 2, 0, 0),
+    (6, 7, 8, 5, 3, 3, 2, 1, 0),
+    (6, 7, 8, 5, 3, 3, 2, 1, 1),
+    (6, 7, 8, 5, 3, 3, 1, 1, 0),
+    (6, 7, 8, 5, 5, 5, 2, 2, 0),
+    (1, 20, 4, 6, 1, 4, 2, 0, 0),
+    (5, 4, 24, 4, 3, 3, 2, 0, 0),
+    (5, 4, 24, 4, 3, 3, 2, 1, 0),
+    (5, 4, 24, 4, 3, 3, 2, 1, 1),
+    (4, 4, 4, 4, 4, 4, 2, 1, 0),
+    (4, 4, 3, 2, 3, 3, 3, 0, 0),
+]
+
+
+@pytest.mark.parametrize("shape", TRANSPOSE_SHAPES)
+def test_transpose_convolution(oracle, shape) -> None:
+    """CMSIS-NN's transpose convolution against the reference (PyTorch's ConvTranspose2d
+    arithmetic). Where arm_transpose_conv_s8 misplaces rows (a top padding that is not a
+    multiple of the stride, or a kernel shorter than the stride, off the reverse
+    convolution's path) the reference refuses, and the layer et-export lowers instead
+    (passes/transpose_conv_rows.py: no top padding, then a crop of rows) is one CMSIS-NN
+    computes right."""
+    h, w, c, oc, kh, kw, stride, padding, output_padding = shape
+    if direct_kernel_misplaces_rows(c, [stride, stride], padding, kh):
+        with pytest.raises(ValueError, match="misplaces rows"):
+            _transpose_convolution(oracle, shape, (padding, padding))
+        # (With output padding the layer stays in float; a kernel shorter than the stride
+        # gets zero rows first, tests/python/test_breadth_passes.py.)
+        if not output_padding and kh >= stride:
+            _transpose_convolution(oracle, shape, (0, padding))
+    else:
+        _transpose_convolution(oracle, shape, (padding, padding))
+
+
+def _transpose_convolution(oracle, shape, padding: tuple[int, int]) -> None:
+    h, w, c, oc, kh, kw, stride, _, output_padding = shape
+    generator = np.random.default_rng(h * w + oc + c)
+    x, weights = _int8(generator, 1, h, w, c), _int8(generator, oc, kh, kw, c)
+    bias = generator.integers(-2000, 2000, size=oc).astype(np.int32)
+    mults = _multipliers(generator, oc)
+    shifts = generator.integers(-11, -5, size=oc).astype(np.int32)
+    oh = (h - 1) * stride - 2 * padding[0] + kh + output_padding
+    ow = (w - 1) * stride - 2 * padding[1] + kw + output_padding
+    with reference.installed("scalar"):
+        actual = ops.quantized_transpose_conv2d(
+            _nchw(x).contiguous(memory_format=torch.channels_last),
+            torch.from_numpy(weights),
+            torch.from_numpy(bias),
+            [stride] * 2,
+            list(padding),
+            [output_padding] * 2,
+            [1, 1],
+            11,
+            -4,
+            torch.from_numpy(mults),
+            torch.from_numpy(shifts),
+            -128,
+            127,
+            torch.empty(0),
+            torch.empty(0),
+        )
+    expected = np.zeros((1, oh, ow, oc), dtype=np.int8)
+    geometry = (1, h, w, c, oc, kh, kw, stride, stride, *padding, output_padding, output_padding)
+    assert (
+        _call(
+            oracle.oracle_transpose_conv,
+            x,
+            weights,
+            bias,
+            mults,
+            shifts,
+            *geometry,
+            oh,
+            ow,
+            11,
+            -4,
+            -128,
+            127,
+            expected,
+        )
+        == 0
+    )
     assert _nhwc_bytes(actual) == expected.tobytes()

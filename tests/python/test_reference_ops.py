@@ -491,11 +491,12 @@ def _c_transpose_conv(x, weights, bias, stride, padding, out_hw, offsets, mults,
 
 TRANSPOSE_CASES = [  # (h, w, c), out channels, kernel, stride, padding, output padding
     ((6, 7, 8), 8, (2, 2), (2, 2), (0, 0), (0, 0)),
-    ((6, 7, 8), 5, (3, 3), (2, 2), (1, 1), (0, 0)),
+    ((6, 7, 24), 5, (3, 3), (2, 2), (1, 1), (0, 0)),  # the reverse convolution's path
+    ((6, 7, 8), 5, (3, 3), (2, 2), (2, 1), (0, 0)),  # top padding a multiple of the stride
     ((5, 4, 24), 4, (3, 3), (2, 2), (0, 0), (0, 0)),
     ((1, 20, 4), 6, (1, 4), (1, 2), (0, 1), (0, 0)),
     ((4, 4, 3), 2, (3, 3), (3, 3), (0, 0), (0, 0)),
-    ((5, 5, 4), 3, (3, 3), (2, 2), (1, 1), (1, 1)),
+    ((5, 5, 20), 3, (3, 3), (2, 2), (1, 1), (1, 1)),
     ((3, 3, 200), 2, (3, 3), (1, 1), (0, 0), (0, 0)),  # sums far past float32's 2^24
 ]
 
@@ -544,3 +545,28 @@ def test_transpose_convolution_matches_the_c_code(
     )
     expected = _c_transpose_conv(x, weights, bias, stride, padding, out_hw, offsets, mults, shifts)
     assert actual.permute(0, 2, 3, 1)[0].numpy().tobytes() == expected.tobytes()
+
+
+def test_transpose_convolution_refuses_what_cmsis_nn_misplaces() -> None:
+    """arm_transpose_conv_s8 (16 input channels or fewer, or a stride above 2) puts its
+    rows one place off for a top padding that is not a multiple of the stride."""
+    x = torch.zeros(1, 8, 4, 4, dtype=torch.int8)
+    weights = torch.zeros(2, 3, 3, 8, dtype=torch.int8)
+    terms = (torch.full((2,), 1 << 30, dtype=torch.int32), torch.zeros(2, dtype=torch.int32))
+    with pytest.raises(ValueError, match="top padding of 1 and a kernel height of 3 at stride 2"):
+        convolution.transpose_conv2d(
+            x,
+            weights,
+            None,
+            [2, 2],
+            [1, 1],
+            [0, 0],
+            [1, 1],
+            0,
+            0,
+            *terms,
+            -128,
+            127,
+            torch.empty(0),
+            torch.empty(0),
+        )

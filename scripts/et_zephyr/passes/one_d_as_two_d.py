@@ -83,25 +83,30 @@ def one_d_as_two_d(graph: GraphModule) -> int:
 
 def _as_image(graph: GraphModule, source: Node, sequence: Node) -> Node:
     """[N, C, L] as a channels-last [N, C, 1, L]: the image a squeeze made it from, or
-    the sequence reshaped (a view) and laid out channels-last (a copy: the bytes move
-    unless C or L is 1, and even then the layout must say channels-last, for the
-    operators after it to be)."""
+    the sequence reshaped (a view) and, with more than one channel, laid out
+    channels-last (a copy). One channel's bytes are the same in both layouts; its image
+    keeps the default dim order, which the Cortex-M kernels take for one channel (a
+    channels-last clone of it would be serialized with an order they refuse), and the
+    channels-last 2-D kernel makes the layer's output channels-last."""
     if _squeezed_image(sequence) is not None:
         return sequence.args[0]
     batch, channels, length = sequence.meta["val"].shape
     image = call(graph, source, aten.reshape.default, sequence, [batch, channels, 1, length])
     image.meta[_MADE_IMAGE] = True
-    image = call(graph, source, aten.clone.default, image, memory_format=torch.channels_last)
-    image.meta[_MADE_IMAGE] = True
+    if channels != 1:
+        image = call(graph, source, aten.clone.default, image, memory_format=torch.channels_last)
+        image.meta[_MADE_IMAGE] = True
     return image
 
 
 def _weight_image(graph: GraphModule, node: Node, weight: Node) -> Node:
-    """A 1-D kernel [O, I, K] as the 2-D kernel [O, I, 1, K], a constant of its own."""
+    """A 1-D kernel [O, I, K] as the 2-D kernel [O, I, 1, K], a channels-last constant of
+    its own (as model.to(channels_last) makes a Conv2d's: the convolution's output
+    follows its layout)."""
     if weight.op != "get_attr":
         return call(graph, node, aten.unsqueeze.default, weight, _HEIGHT)
     value = functools.reduce(getattr, weight.target.split("."), graph)
-    return constant(graph, node, "weight_2d", value.unsqueeze(_HEIGHT))
+    return constant(graph, node, "weight_2d", value.unsqueeze(_HEIGHT), torch.channels_last)
 
 
 def _one(values: object, default: int) -> int:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
+from ..passes.transpose_conv_rows import direct_kernel_misplaces_rows
 from .fixed_point import requantize, wrap32
 
 
@@ -98,10 +99,18 @@ def transpose_conv2d(
     scratch: torch.Tensor,
     output_scratch: torch.Tensor,
 ) -> torch.Tensor:
-    """Weights OHWI (output channels first); no groups or dilation (CMSIS-NN has none)."""
+    """Weights OHWI (output channels first); no groups or dilation (CMSIS-NN has none).
+    Refuses the top paddings CMSIS-NN's direct kernel places wrongly (passes/
+    transpose_conv_rows.py keeps them from the device)."""
     del scratch, output_scratch
     if tuple(dilation) != (1, 1) or values.shape[1] != weight.shape[3]:
         raise ValueError("quantized_transpose_conv2d: no dilation or groups on CMSIS-NN")
+    if direct_kernel_misplaces_rows(values.shape[1], list(stride), padding[0], weight.shape[1]):
+        raise ValueError(
+            "quantized_transpose_conv2d: arm_transpose_conv_s8 misplaces rows for a top "
+            f"padding of {padding[0]} and a kernel height of {weight.shape[1]} at stride "
+            f"{stride[0]}"
+        )
     sums = F.conv_transpose2d(
         values.to(torch.float64) + input_offset,
         weight.permute(3, 0, 1, 2).to(torch.float64),

@@ -123,6 +123,27 @@ int oracle_convolve(const int8_t *in, const int8_t *weights, const int32_t *bias
                                    &bias_dims, bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
 }
 
+/* NHWC input, OHWI weights; the wrapper's choice of path, as ExecuTorch's kernel calls it
+ * (output_padding passed as padding_offsets). */
+int oracle_transpose_conv(const int8_t *in, const int8_t *weights, const int32_t *bias,
+                          const int32_t *mults, const int32_t *shifts, int32_t n, int32_t h,
+                          int32_t w, int32_t c, int32_t oc, int32_t kh, int32_t kw, int32_t sh,
+                          int32_t sw, int32_t ph, int32_t pw, int32_t oph, int32_t opw,
+                          int32_t oh, int32_t ow, int32_t in_offset, int32_t out_offset,
+                          int32_t act_min, int32_t act_max, int8_t *out) {
+    static int8_t reverse[1 << 16];
+    cmsis_nn_context ctx = context();
+    cmsis_nn_context reverse_ctx = {reverse, sizeof(reverse)};
+    cmsis_nn_transpose_conv_params params = {in_offset, out_offset, {sw, sh}, {pw, ph},
+                                             {opw, oph}, {1, 1}, {act_min, act_max}};
+    cmsis_nn_per_channel_quant_params quant = {(int32_t *)mults, (int32_t *)shifts};
+    cmsis_nn_dims input = {n, h, w, c}, filter = {oc, kh, kw, c}, bias_dims = {1, 1, 1, oc};
+    cmsis_nn_dims output = {n, oh, ow, oc};
+    return arm_transpose_conv_wrapper_s8(&ctx, &reverse_ctx, &params, &quant, &input, in,
+                                         &filter, weights, &bias_dims, bias, &output,
+                                         out) != ARM_CMSIS_NN_SUCCESS;
+}
+
 /* NHWC input, [1, H, W, C * multiplier] weights. */
 int oracle_depthwise(const int8_t *in, const int8_t *weights, const int32_t *bias,
                      const int32_t *mults, const int32_t *shifts, int32_t n, int32_t h, int32_t w,

@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Transpose convolutions CMSIS-NN's direct kernel gets wrong, as ones it gets right and
+a crop of rows.
+
+arm_transpose_conv_wrapper_s8 runs a reverse convolution when the stride is at most 2
+and the input has more than 16 channels, and otherwise arm_transpose_conv_s8, which
+scatters each input row into a ring of int32 rows and writes `stride` output rows per
+input row. Two cases go wrong there (checked against CMSIS-NN's C in
+tests/python/test_reference_cmsis_nn.py):
+- where padding cuts kernel rows off the top, it skips them but keeps writing at the
+  ring's current row, so the rows land one place off unless the padding is a multiple
+  of the stride (padding 1 at stride 2, the usual upsampling, gives wrong rows);
+- where the kernel is shorter than the stride (a 1x1 kernel at stride 2), it writes
+  `stride` rows for the last input row too: past the end of the output.
+Such a layer becomes the same transpose convolution with no top or bottom padding and
+its kernel given zero rows at the bottom up to the stride (they add nothing), then the
+rows PyTorch keeps (a slice of the height): the same values, computed where the kernel
+is right. Padding of the width is exact in both kernels and stays.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+import torch.nn.functional as F
+from torch.fx import GraphModule
+
+from ..fx_nodes import call, constant
+
+aten = torch.ops.aten
+# CMSIS-NN's REVERSE_TCOL_EFFICIENT_THRESHOLD: above it (and stride <= 2), the reverse
+# convolution runs.
+_REVERSE_CONVOLUTION_CHANNELS = 16
+
+
+def crop_transpose_conv_rows(graph: GraphModule) -> int:
+    """Each transpose convolution the direct kernel would get wrong becomes an unpadded
+    one, at least a stride tall, and a crop of its rows. Returns how many changed."""
+    changed = 0
+    for node in list(graph.graph.nodes):
+        if node.op != "call_function" or node.target != aten.conv_transpose2d.input:
+            continue
+        defaults = [None, None, None, [1, 1], [0, 0], [0, 0], 1, [1, 1]]
+        x, weight, bias, stride, padding, output_padding, groups, dilation = (
+            list(node.args) + defaults[len(node.args) :]
+        )
+        stride, padding = _pair(stride), _pair(padding)
+        if any(_pair(output_padding)) or groups != 1 or weight.op != "get_attr":
+            continue
+        channels, _, kernel_height, _ = weight.meta["val"].shape
+        if not direct_kernel_misplaces_rows(channels, stride, padding[0], kernel_height):
+            continue
+        height = node.meta["val"].shape[2]
+        with graph.graph.inserting_before(node):
+            value = functools.reduce(getattr, weight.target.split("."), graph)
+            taller = F.pad(value, (0, 0, 0, max(0, stride[0] - kernel_height)))
+            full = call(
+                graph,
+                node,
+                aten.conv_transpose2d.input,
+                x,
+                constant(graph, node, "weight_rows", taller),
+                bias,
+                stride,
+                [0, padding[1]],
+                [0, 0],
+                groups,
+                _pair(dilation),
+            )
+            rows = call(graph, node, aten.slice.Tensor, full, 2, padding[0], padding[0] + height)
+        node.replace_all_uses_with(rows)
+        graph.graph.erase_node(node)
+        changed += 1
+    graph.recompile()
+    return changed
+
+
+def direct_kernel_misplaces_rows(
+    channels: int, stride: list[int], top_padding: int, kernel_height: int
+) -> bool:
+    """Whether arm_transpose_conv_wrapper_s8 takes its direct kernel for this layer and
+    that kernel writes rows where they do not belong (no output padding)."""
+    reverse = max(stride) <= 2 and channels > _REVERSE_CONVOLUTION_CHANNELS
+    return not reverse and (top_padding % stride[0] != 0 or kernel_height < stride[0])
+
+
+def _pair(values: object) -> list[int]:
+    values = list(values) if isinstance(values, (list, tuple)) else [values]
+    return values * 2 if len(values) == 1 else values
