@@ -10,6 +10,10 @@ et-export's error line, and whether upstream's own suite expects the case to fai
 
     python3 benchmarks/upstream_cases.py                        # cortex-m55, every case
     python3 benchmarks/upstream_cases.py -t cortex-m4 -t cortex-m0 -k conv --json cases.json
+    python3 benchmarks/upstream_cases.py --upstream five-step -k conv_transpose
+
+`--upstream five-step` sets et-export beside the five-step flow a user writes
+(benchmarks/upstream_flow.py) instead of upstream's CortexMTester, which differs from it.
 """
 
 from __future__ import annotations
@@ -135,6 +139,21 @@ def run_upstream(case: Case, target: str) -> Outcome:
     return _outcome(operator_stats(program.graph_module))
 
 
+def run_five_step(case: Case, target: str) -> Outcome:
+    """The five-step flow a user writes from ExecuTorch's Cortex-M documentation
+    (upstream_flow.py), on the case as given: where upstream's CortexMTester differs
+    from it (the tester's own quantizer and pass settings), this shows what a user gets."""
+    from upstream_flow import five_step
+
+    inputs = tuple(case.example_inputs)
+    try:
+        with quiet_imports(), contextlib.redirect_stderr(io.StringIO()):
+            program = five_step(case.model, inputs, [inputs], target)
+    except Exception as error:
+        return Outcome(False, error=f"{type(error).__name__}: {first_line(error)}")
+    return _outcome(operator_stats(program.exported_program().graph_module))
+
+
 def _upstream_cpu(target: str) -> object:
     from executorch.backends.cortex_m.target_config import CortexM
 
@@ -194,14 +213,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("-k", "--cases", default="", metavar="TEXT", help="only cases naming TEXT")
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
+    parser.add_argument(
+        "--upstream",
+        choices=("tester", "five-step"),
+        default="tester",
+        help="upstream's test harness (CortexMTester), or the five-step flow a user writes",
+    )
     args = parser.parse_args(argv)
+    run_theirs = run_upstream if args.upstream == "tester" else run_five_step
     targets = args.target or ["cortex-m55"]
     rows = []
     for case in cases(args.cases):
         for target in targets:
             start = time.monotonic()
             ours = run_et_export(case, target)
-            theirs = run_upstream(case, target)
+            theirs = run_theirs(case, target)
             rows.append((case.name, target, ours, theirs, case.upstream_xfail))
             mark = "ok" if ours.exported else ("TRACEBACK" if ours.traceback else "error")
             seconds = time.monotonic() - start
