@@ -151,6 +151,17 @@ def test_transpose_convolutions_cmsis_nn_gets_wrong_become_crops(module, shape, 
     torch.testing.assert_close(graph(x), model(x), rtol=0, atol=1e-5)
 
 
+def test_an_activation_after_a_cropped_transpose_convolution_goes_before_the_crop() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.ConvTranspose2d(8, 5, 3, stride=2, padding=1), nn.ReLU())
+    x = torch.randn(1, 8, 6, 7)
+    graph = _captured(model, (x,))
+    assert crop_transpose_conv_rows(graph) == 1
+    targets = _targets(graph)
+    assert targets.index(aten.relu.default) < targets.index(aten.slice.Tensor)
+    torch.testing.assert_close(graph(x), model(x), rtol=0, atol=1e-5)
+
+
 class _Tcn(nn.Module):
     def __init__(self) -> None:
         super().__init__()

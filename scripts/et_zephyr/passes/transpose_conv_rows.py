@@ -32,6 +32,14 @@ aten = torch.ops.aten
 # CMSIS-NN's REVERSE_TCOL_EFFICIENT_THRESHOLD: above it (and stride <= 2), the reverse
 # convolution runs.
 _REVERSE_CONVOLUTION_CHANNELS = 16
+_ACTIVATIONS = {
+    aten.relu.default,
+    aten.relu_.default,
+    aten.hardtanh.default,
+    aten.hardtanh_.default,
+    aten.clamp.default,
+    aten.clamp_.default,
+}
 
 
 def crop_transpose_conv_rows(graph: GraphModule) -> int:
@@ -68,9 +76,18 @@ def crop_transpose_conv_rows(graph: GraphModule) -> int:
                 groups,
                 _pair(dilation),
             )
+            # An activation right after the layer goes before the crop, where the
+            # quantizer fuses it into the convolution (it is elementwise: the same rows).
+            (activation,) = node.users if len(node.users) == 1 else (None,)
+            if activation is not None and activation.target in _ACTIVATIONS:
+                full = call(graph, activation, activation.target, full, *activation.args[1:])
+                replaced = [activation, node]
+            else:
+                replaced = [node]
             rows = call(graph, node, aten.slice.Tensor, full, 2, padding[0], padding[0] + height)
-        node.replace_all_uses_with(rows)
-        graph.graph.erase_node(node)
+        replaced[0].replace_all_uses_with(rows)
+        for old in replaced:
+            graph.graph.erase_node(old)
         changed += 1
     graph.recompile()
     return changed
