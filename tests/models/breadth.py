@@ -132,3 +132,74 @@ class Transposed(nn.Module):
 def transposed() -> tuple:
     torch.manual_seed(0)
     return _bundle(Transposed(), (1, 8, 6, 7), (1, 24, 5, 4), (1, 4, 20))
+
+
+class TransposedSweep(nn.Module):
+    """Transpose convolutions across kernels 1-5, strides 1-3, paddings up to k - 1 and
+    1, 3, 8, 17 and 24 input channels (both of CMSIS-NN's paths), each on its own
+    output: where CMSIS-NN's direct kernel would misplace rows the layer runs cropped."""
+
+    CASES = [  # (in, out, kernel, stride, padding)
+        (3, 4, 1, 2, 0),
+        (8, 5, 2, 2, 0),
+        (8, 5, 2, 2, 1),
+        (8, 6, 3, 1, 1),
+        (8, 6, 3, 2, 1),
+        (8, 6, 3, 3, 2),
+        (17, 4, 4, 2, 1),
+        (17, 4, 4, 3, 0),
+        (1, 4, 5, 2, 2),
+        (24, 3, 3, 2, 1),
+        (24, 3, 5, 2, 2),
+        (24, 3, 2, 3, 1),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.ConvTranspose2d(c_in, c_out, k, stride=s, padding=p)
+            for c_in, c_out, k, s, p in self.CASES
+        )
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return tuple(layer(x[:, : layer.in_channels]) for layer in self.layers)
+
+
+def transposed_sweep() -> tuple:
+    torch.manual_seed(0)
+    return _bundle(TransposedSweep(), (1, 24, 5, 6))
+
+
+class SequenceSweep(nn.Module):
+    """Conv1d across strides, dilations, paddings (numbers, "same", "valid"), groups and
+    odd channel counts, and 1-D pools, each on its own output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList(
+            [
+                nn.Conv1d(5, 7, 1),
+                nn.Conv1d(5, 7, 3, stride=3),
+                nn.Conv1d(5, 7, 4, padding="same"),
+                nn.Conv1d(5, 7, 5, padding="same", dilation=3),
+                nn.Conv1d(5, 5, 3, groups=5, stride=2, padding=1),
+                nn.Conv1d(5, 10, 3, groups=5, padding="valid"),
+                nn.Conv1d(5, 3, 9, padding=4, dilation=2),
+                nn.ConvTranspose1d(5, 3, 3, stride=2, padding=1),
+            ]
+        )
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        outputs = tuple(conv(x) for conv in self.convs)
+        return (
+            *outputs,
+            F.max_pool1d(x, 2),
+            F.max_pool1d(x, 5, stride=3, padding=2),
+            F.avg_pool1d(x, 3, stride=2, padding=1),
+            F.adaptive_avg_pool1d(x, 1),
+        )
+
+
+def sequence_sweep() -> tuple:
+    torch.manual_seed(0)
+    return _bundle(SequenceSweep(), (1, 5, 37))
