@@ -209,8 +209,8 @@ class _Pooled(nn.Module):
 EXPORTS = {  # name: (model, input shape, layout copies)
     # The input's: [1, 6, 100] to channels-last.
     "tcn": (_Tcn, (1, 6, 100), 1),
-    # The input's (one channel: the layout is renamed, no byte moves) and the flatten's.
-    "audio": (_Audio, (1, 1, 512), 2),
+    # The flatten's (one input channel: its bytes are already the image's).
+    "audio": (_Audio, (1, 1, 512), 1),
     # The flatten's, into the linear.
     "pooled": (_Pooled, (1, 3, 32, 32), 1),
 }
