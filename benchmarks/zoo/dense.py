@@ -6,25 +6,17 @@ at the input's scale."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-Factory = tuple[nn.Module, tuple[torch.Tensor, ...], list[tuple[torch.Tensor, ...]]]
+# et-export loads this file by its path: its sibling modules are imported from its folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def _bundle(model: nn.Module, *shapes: tuple[int, ...], count: int = 16) -> Factory:
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, nn.modules.batchnorm._BatchNorm):
-                module.running_mean.uniform_(-0.2, 0.2, generator=generator)
-                module.running_var.uniform_(0.5, 1.5, generator=generator)
-    data = [
-        tuple(torch.rand(shape, generator=generator) * 2 - 1 for shape in shapes)
-        for _ in range(count)
-    ]
-    return model.eval(), data[0], data
+from bundle import Factory, bundle  # noqa: E402
 
 
 def _conv(c_in: int, c_out: int, stride: int = 1, groups: int = 1) -> nn.Sequential:
@@ -60,7 +52,7 @@ class UNet(nn.Module):
 
 def unet() -> Factory:
     torch.manual_seed(0)
-    return _bundle(UNet(), (1, 3, 32, 32))
+    return bundle(UNet(), (1, 3, 32, 32))
 
 
 class Fomo(nn.Module):
@@ -77,7 +69,7 @@ class Fomo(nn.Module):
 
 def fomo() -> Factory:
     torch.manual_seed(0)
-    return _bundle(Fomo(), (1, 3, 96, 96))
+    return bundle(Fomo(), (1, 3, 96, 96))
 
 
 class SsdLite(nn.Module):
@@ -100,7 +92,7 @@ class SsdLite(nn.Module):
 
 def ssd_lite() -> Factory:
     torch.manual_seed(0)
-    return _bundle(SsdLite(), (1, 3, 96, 96))
+    return bundle(SsdLite(), (1, 3, 96, 96))
 
 
 class YoloStyle(nn.Module):
@@ -125,7 +117,7 @@ class YoloStyle(nn.Module):
 
 def yolo_style() -> Factory:
     torch.manual_seed(0)
-    return _bundle(YoloStyle(), (1, 3, 64, 64))
+    return bundle(YoloStyle(), (1, 3, 64, 64))
 
 
 class ConvAutoencoder(nn.Module):
@@ -142,7 +134,7 @@ class ConvAutoencoder(nn.Module):
 
 def conv_autoencoder() -> Factory:
     torch.manual_seed(0)
-    return _bundle(ConvAutoencoder(), (1, 1, 32, 32))
+    return bundle(ConvAutoencoder(), (1, 1, 32, 32))
 
 
 class TwoInputs(nn.Module):
@@ -161,7 +153,7 @@ class TwoInputs(nn.Module):
 
 def two_inputs() -> Factory:
     torch.manual_seed(0)
-    return _bundle(TwoInputs(), (1, 1, 32, 32), (1, 8))
+    return bundle(TwoInputs(), (1, 1, 32, 32), (1, 8))
 
 
 class MultiOutput(nn.Module):
@@ -180,4 +172,4 @@ class MultiOutput(nn.Module):
 
 def multi_output() -> Factory:
     torch.manual_seed(0)
-    return _bundle(MultiOutput(), (1, 3, 32, 32))
+    return bundle(MultiOutput(), (1, 3, 32, 32))

@@ -5,25 +5,17 @@ conformer-lite block. Seeded random weights; calibration data at the input's sca
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-Factory = tuple[nn.Module, tuple[torch.Tensor, ...], list[tuple[torch.Tensor, ...]]]
+# et-export loads this file by its path: its sibling modules are imported from its folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def _bundle(model: nn.Module, *shapes: tuple[int, ...], count: int = 16) -> Factory:
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, nn.modules.batchnorm._BatchNorm):
-                module.running_mean.uniform_(-0.2, 0.2, generator=generator)
-                module.running_var.uniform_(0.5, 1.5, generator=generator)
-    data = [
-        tuple(torch.rand(shape, generator=generator) * 2 - 1 for shape in shapes)
-        for _ in range(count)
-    ]
-    return model.eval(), data[0], data
+from bundle import Factory, bundle  # noqa: E402
 
 
 def _conv_bn(c_in: int, c_out: int, k: int, stride: int = 1, dilation: int = 1) -> nn.Sequential:
@@ -53,7 +45,7 @@ class HarCnn(nn.Module):
 
 def har_cnn() -> Factory:
     torch.manual_seed(0)
-    return _bundle(HarCnn(), (1, 3, 128))
+    return bundle(HarCnn(), (1, 3, 128))
 
 
 class EcgBlock(nn.Module):
@@ -85,7 +77,7 @@ class EcgResNet(nn.Module):
 
 def ecg_resnet() -> Factory:
     torch.manual_seed(0)
-    return _bundle(EcgResNet(), (1, 1, 256))
+    return bundle(EcgResNet(), (1, 1, 256))
 
 
 class TemporalBlock(nn.Module):
@@ -116,7 +108,7 @@ class Tcn(nn.Module):
 
 def tcn() -> Factory:
     torch.manual_seed(0)
-    return _bundle(Tcn(), (1, 6, 96))
+    return bundle(Tcn(), (1, 6, 96))
 
 
 class RawAudioCnn(nn.Module):
@@ -139,7 +131,7 @@ class RawAudioCnn(nn.Module):
 
 def raw_audio_cnn() -> Factory:
     torch.manual_seed(0)
-    return _bundle(RawAudioCnn(), (1, 1, 4000))
+    return bundle(RawAudioCnn(), (1, 1, 4000))
 
 
 class Conv1dAutoencoder(nn.Module):
@@ -160,7 +152,7 @@ class Conv1dAutoencoder(nn.Module):
 
 def conv1d_autoencoder() -> Factory:
     torch.manual_seed(0)
-    return _bundle(Conv1dAutoencoder(), (1, 3, 128))
+    return bundle(Conv1dAutoencoder(), (1, 3, 128))
 
 
 class Crnn(nn.Module):
@@ -188,7 +180,7 @@ class Crnn(nn.Module):
 
 def crnn() -> Factory:
     torch.manual_seed(0)
-    return _bundle(Crnn(), (1, 1, 12, 10))
+    return bundle(Crnn(), (1, 1, 12, 10))
 
 
 class ConformerLite(nn.Module):
@@ -225,4 +217,4 @@ class ConformerLite(nn.Module):
 
 def conformer_lite() -> Factory:
     torch.manual_seed(0)
-    return _bundle(ConformerLite(), (1, 16, 32))
+    return bundle(ConformerLite(), (1, 16, 32))

@@ -8,25 +8,17 @@ the zoo measures what exports and where it runs, not accuracy.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-Factory = tuple[nn.Module, tuple[torch.Tensor, ...], list[tuple[torch.Tensor, ...]]]
+# et-export loads this file by its path: its sibling modules are imported from its folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def _bundle(model: nn.Module, *shapes: tuple[int, ...], count: int = 16) -> Factory:
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, nn.modules.batchnorm._BatchNorm):
-                module.running_mean.uniform_(-0.2, 0.2, generator=generator)
-                module.running_var.uniform_(0.5, 1.5, generator=generator)
-    data = [
-        tuple(torch.rand(shape, generator=generator) * 2 - 1 for shape in shapes)
-        for _ in range(count)
-    ]
-    return model.eval(), data[0], data
+from bundle import Factory, bundle  # noqa: E402
 
 
 def _conv_bn(c_in: int, c_out: int, k: int = 3, stride: int = 1, groups: int = 1) -> nn.Sequential:
@@ -81,7 +73,7 @@ class MobileNetV2(nn.Module):
 def mobilenet_v2() -> Factory:
     torch.manual_seed(0)
     blocks = [(1, 8, 1, 1, 3), (6, 16, 2, 2, 3), (6, 24, 2, 2, 3), (6, 32, 2, 2, 3)]
-    return _bundle(MobileNetV2(blocks), (1, 3, 64, 64))
+    return bundle(MobileNetV2(blocks), (1, 3, 64, 64))
 
 
 def mbconv() -> Factory:
@@ -94,7 +86,7 @@ def mbconv() -> Factory:
         (4, 40, 2, 2, 3),
         (4, 48, 1, 1, 5),
     ]
-    return _bundle(MobileNetV2(blocks), (1, 3, 64, 64))
+    return bundle(MobileNetV2(blocks), (1, 3, 64, 64))
 
 
 def mcunet() -> Factory:
@@ -107,7 +99,7 @@ def mcunet() -> Factory:
         (5, 24, 1, 2, 5),
         (4, 32, 2, 2, 3),
     ]
-    return _bundle(MobileNetV2(blocks), (1, 3, 48, 48))
+    return bundle(MobileNetV2(blocks), (1, 3, 48, 48))
 
 
 class SqueezeExcite(nn.Module):
@@ -157,7 +149,7 @@ class MobileNetV3Small(nn.Module):
 
 def mobilenet_v3_small() -> Factory:
     torch.manual_seed(0)
-    return _bundle(MobileNetV3Small(), (1, 3, 64, 64))
+    return bundle(MobileNetV3Small(), (1, 3, 64, 64))
 
 
 class Fire(nn.Module):
@@ -192,7 +184,7 @@ class SqueezeNet(nn.Module):
 
 def squeezenet() -> Factory:
     torch.manual_seed(0)
-    return _bundle(SqueezeNet(), (1, 3, 64, 64))
+    return bundle(SqueezeNet(), (1, 3, 64, 64))
 
 
 class ShuffleUnit(nn.Module):
@@ -233,7 +225,7 @@ class ShuffleNetV2(nn.Module):
 
 def shufflenet_v2() -> Factory:
     torch.manual_seed(0)
-    return _bundle(ShuffleNetV2(), (1, 3, 64, 64))
+    return bundle(ShuffleNetV2(), (1, 3, 64, 64))
 
 
 class CifarCnn(nn.Module):
@@ -258,7 +250,7 @@ class CifarCnn(nn.Module):
 
 def cifar_cnn() -> Factory:
     torch.manual_seed(0)
-    return _bundle(CifarCnn(), (1, 3, 32, 32))
+    return bundle(CifarCnn(), (1, 3, 32, 32))
 
 
 class BasicBlock(nn.Module):
@@ -292,4 +284,4 @@ class ResNet18Narrow(nn.Module):
 
 def resnet18_narrow() -> Factory:
     torch.manual_seed(0)
-    return _bundle(ResNet18Narrow(), (1, 3, 32, 32))
+    return bundle(ResNet18Narrow(), (1, 3, 32, 32))

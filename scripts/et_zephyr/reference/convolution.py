@@ -118,10 +118,10 @@ def transpose_conv2d(
         tuple(stride),
         tuple(padding),
         tuple(output_padding),
-    ).to(torch.int64)
-    if bias is not None:
-        sums = sums + bias.to(torch.int64).view(1, -1, 1, 1)
-    return _output(wrap32(sums), multipliers, shifts, output_offset, activation_min, activation_max)
+    )
+    return _output(
+        _biased(sums, bias), multipliers, shifts, output_offset, activation_min, activation_max
+    )
 
 
 def _sums(
@@ -145,6 +145,11 @@ def _sums(
         tuple(dilation),
         groups,
     )
+    return _biased(sums, bias)
+
+
+def _biased(sums: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """Exact float64 sums as int32 with the bias added, wrapping as the device's do."""
     sums = sums.to(torch.int64)
     if bias is not None:
         sums = sums + bias.to(torch.int64).view(1, -1, 1, 1)
