@@ -21,6 +21,8 @@ CORTEX_M = "cortex-m"
 PORTABLE = "portable"
 ETHOS_U = "ethos-u"
 _PACKAGE = Path(next(iter(executorch.__path__)))
+# Frames of these packages are the tools', not the model's.
+_TOOL_DIRS = (str(Path(torch.__file__).parent), str(_PACKAGE), str(Path(__file__).parent))
 
 
 @cache
@@ -68,12 +70,18 @@ def check_kernels(program: ExportedProgram) -> None:
         if name is None or name in available:
             continue
         raise ExportError(
-            f"operator {name} (node '{node.name}'{_source_line(node)}) has no Cortex-M "
+            f"operator {name} (node '{node.name}'{source_line(node)}) has no Cortex-M "
             "or portable kernel; express that part of the model with supported operators"
         )
 
 
-def _source_line(node: Node) -> str:
+def source_line(node: Node) -> str:
+    """', file:line' of the model's code a node comes from (the last frame of its stack
+    trace outside torch, ExecuTorch and et-export), or ''."""
     trace = node.meta.get("stack_trace") or ""
-    locations = re.findall(r'File "([^"]+)", line (\d+)', trace)
+    locations = [
+        (file, line)
+        for file, line in re.findall(r'File "([^"]+)", line (\d+)', trace)
+        if not file.startswith(_TOOL_DIRS)
+    ]
     return f", {locations[-1][0]}:{locations[-1][1]}" if locations else ""

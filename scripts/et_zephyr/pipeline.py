@@ -41,7 +41,7 @@ from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.passes.memory_planning_pass import MemoryPlanningPass
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind, OutputSpec, TensorArgument
-from torch.fx import GraphModule
+from torch.fx import GraphModule, Interpreter, Node
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import Quantizer
@@ -52,6 +52,7 @@ from .analysis import node_macs
 from .errors import ExportError, first_line
 from .fast_memory import FastFirstPlanner
 from .kernel_scratch import resize_scratch
+from .kernels import out_variant_name, source_line
 from .loading import Inputs
 from .offset_planner import planning_suite
 from .targets import Target
@@ -369,13 +370,35 @@ def run_on_host(
     (ExecuTorch's, or et_zephyr.reference's where ExecuTorch's is not exact), so
     their outputs are the bytes the device must reproduce.
     """
-    module = program.module(check_guards=False)
+    interpreter = _NamingFailures(program.module(check_guards=False))
     outputs = []
     with torch.no_grad(), reference.installed(target.isa):
         for sample in samples:
-            result = module(*sample)
+            result = interpreter.run(*sample)
             outputs.append(tuple(result) if isinstance(result, (tuple, list)) else (result,))
     return outputs
+
+
+class _NamingFailures(Interpreter):
+    """Runs the program; an operator that fails says which, at which node and model line
+    (an operator's arguments the device kernel would refuse too, e.g.)."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        super().__init__(module)
+        # torch would add the graph's text to the message: the error stays one line.
+        self.extra_traceback = False
+
+    def run_node(self, node: Node) -> object:
+        try:
+            return super().run_node(node)
+        except Exception as error:
+            if node.op != "call_function":
+                raise
+            name = out_variant_name(node) or str(node.target)
+            raise ExportError(
+                f"the host reference of {name} (node '{node.name}'{source_line(node)}) "
+                f"failed: {first_line(error)}"
+            ) from error
 
 
 def plan_and_serialize(

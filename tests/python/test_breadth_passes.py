@@ -235,3 +235,21 @@ def test_models_export_in_int8_on_cortex_m_kernels(name: str, target: str) -> No
     assert warnings == []
     agreement = artifacts.manifest["agreement"]
     assert agreement["max_steps_vs_fake_quant"] <= 2
+
+
+def test_a_host_reference_failure_names_the_operator_node_and_line(monkeypatch) -> None:
+    from et_zephyr import reference
+    from et_zephyr.errors import ExportError
+
+    def refuse(*args: object) -> torch.Tensor:
+        raise ValueError("refused")
+
+    monkeypatch.setitem(reference.HOST_KERNELS, "quantized_max_pool2d", refuse)
+    torch.manual_seed(0)
+    calibration = [(torch.randn(1, 3, 32, 32),) for _ in range(8)]
+    with pytest.raises(ExportError) as error:
+        export(ModelBundle(_Pooled(), calibration[0], calibration), ExportOptions())
+    message = str(error.value)
+    assert "cortex_m::quantized_max_pool2d.out" in message
+    assert "node 'cortex_m_quantized_max_pool2d_default'" in message
+    assert f"{__file__}:" in message and message.endswith("failed: refused")
