@@ -135,7 +135,12 @@ def _cells(row: Row, full: bool) -> tuple[str, ...]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-t", "--target", action="append", help="Cortex-M target (repeatable)")
-    parser.add_argument("-k", default="", help="only models whose name contains this")
+    parser.add_argument(
+        "-k",
+        action="append",
+        default=[],
+        help="only models whose name contains this (repeat for several)",
+    )
     parser.add_argument("--no-upstream", action="store_true", help="skip the five-step flow")
     args = parser.parse_args(argv)
     targets = args.target or ["cortex-m55"]
@@ -156,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [header]
     complete = 0
     for name, spec in ZOO.items():
-        if args.k not in name:
+        if args.k and not any(text in name for text in args.k):
             continue
         for target in targets:
             ours = run_et_export(spec, target)

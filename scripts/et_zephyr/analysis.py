@@ -136,6 +136,7 @@ BYTE_COPIES = LAYOUT_COPIES | frozenset(
         "aten::expand_copy.out",
         "aten::cat.out",
         "aten::stack.out",
+        "aten::upsample_nearest2d.vec_out",
         "aten::constant_pad_nd.out",
         "aten::full.out",
         "dim_order_ops::_clone_dim_order.out",

@@ -17,7 +17,6 @@ from typing import Literal
 
 import numpy as np
 import torch
-from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
 from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
@@ -29,6 +28,7 @@ from .attention import decompose_attention
 from .calibration import load_calibration_file, random_calibration
 from .compaction import compact_program
 from .constant_inputs import bind_constant_inputs
+from .dim_order_kernels import kernels_in_dim_order
 from .errors import ExportError, first_line
 from .float_fallback import decompose_float_preserved_ops
 from .int8_edges import EdgeQuantization
@@ -40,9 +40,11 @@ from .loading import Inputs, ModelBundle, load_model
 from .mean_as_matmul import means_to_matmuls
 from .memory import arena_sizes, planned_lower_bound
 from .passes.explicit_padding import explicit_padding
+from .passes.glu_as_gate import glu_as_gate
 from .passes.one_d_as_two_d import one_d_as_two_d
 from .passes.spatial_means_as_pools import spatial_means_as_pools
 from .passes.transpose_conv_rows import crop_transpose_conv_rows
+from .quantizer import cortex_m_quantizer
 from .recurrent import unroll_recurrent
 from .requantization import fold_constant_scales, fold_requantize_chains
 from .targets import DEFAULT_TARGET, Target, resolve_target
@@ -108,7 +110,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         # Quantization rewrites the graph it is given; et-compare's float values need it
         # as it was.
         float_graph = copy.deepcopy(graph) if options.layer_data else None
-        quantizer = npu.quantizer(npu_spec) if npu_spec else CortexMQuantizer()
+        quantizer = npu.quantizer(npu_spec) if npu_spec else cortex_m_quantizer()
         fake_quant = pipeline.quantize(graph, quantizer, prepared.calibration, options.progress)
     return _lower(fake_quant, prepared, held_out, target, name, options, npu_spec, float_graph)
 
@@ -123,16 +125,17 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
     prepared = pipeline.prepare_model(model, example_inputs, [])
     graph = pipeline.capture_graph(prepared.model.train(), prepared.example_inputs)
     _rewrite_for_the_quantizer(graph)
-    qat_model = prepare_qat_pt2e(graph, CortexMQuantizer())
+    qat_model = prepare_qat_pt2e(graph, cortex_m_quantizer())
     qat_model.meta["channels_last"] = prepared.channels_last
     return qat_model
 
 
 def _rewrite_for_the_quantizer(graph: GraphModule) -> None:
     """The model's forms the Cortex-M quantizer does not match, as ones it does: string
-    paddings, the 1-D family, spatial means, transpose convolutions CMSIS-NN pads
+    paddings, GLUs, the 1-D family, spatial means, transpose convolutions CMSIS-NN pads
     wrongly, attention, recurrent layers, other means."""
     explicit_padding(graph)
+    glu_as_gate(graph)
     one_d_as_two_d(graph)
     spatial_means_as_pools(graph)
     crop_transpose_conv_rows(graph)
@@ -193,6 +196,7 @@ def _lower(
         pipeline.remove_noop_pads(lowered)
         pipeline.convolve_single_channel_inputs(lowered, target)
         pipeline.drop_unused_constants(lowered)
+        kernels_in_dim_order(lowered)
         dim_orders.default_dim_order_for_portable(lowered)
         # After the dim orders are final: the kernel runs channels-last tensors only.
         scratch_for = plan_own_kernel_scratch(lowered, target, options.kernels)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 from executorch.backends.arm._passes import FoldAndAnnotateQParamsPass
+from executorch.backends.cortex_m.passes.activation_fusion_pass import ActivationFusionPass
 from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import AtenToCortexMPass
 from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
 from executorch.backends.cortex_m.passes.replace_quant_nodes_pass import ReplaceQuantNodesPass
@@ -26,6 +27,7 @@ from torch.fx import GraphModule, Node
 
 from .layer_norm_lowering import LayerNormToKernel
 from .lookup_tables import ELEMENTWISE, function_name, lookup_tables_except
+from .passes.activation_bounds import ActivationFusionWithinRange
 
 _QUANTIZE = exir_ops.edge.quantized_decomposed.quantize_per_tensor.default
 _DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
@@ -156,6 +158,7 @@ def pass_list(float_ops: frozenset[str] = frozenset()) -> list[type]:
         ReplaceScalarWithTensorArgPass: [ScalarArgsToTensorsInPlace],
         ReplaceQuantNodesPass: [QuantNodesToCortexMInPlace],
         AtenToCortexMPass: [AtenToCortexMPass, PermutesToTransposesInPlace],
+        ActivationFusionPass: [ActivationFusionWithinRange],
     }
     return [
         replacement

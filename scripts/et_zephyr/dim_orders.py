@@ -35,6 +35,28 @@ _TO_DIM_ORDER_COPY = exir_ops.edge.dim_order_ops._to_dim_order_copy.default
 # Namespaces whose kernels take the dim orders they are given: Cortex-M's (channels-last
 # by design) and the dim-order conversions themselves.
 _LAYOUT_AWARE = ("cortex_m", "dim_order_ops")
+# The module's kernels that take tensors in any dim order they share.
+_ANY_DIM_ORDER = frozenset({"et_zephyr::concatenate", "et_zephyr::slice"})
+# Portable kernels that read and write all their tensors in one memory order, whichever
+# it is (unary elementwise ones: apply_unitensor_elementwise_fn runs over the bytes).
+_ANY_SHARED_ORDER_PORTABLE = frozenset({"aten::clamp", "aten::relu", "aten::hardtanh"})
+# Portable kernels that index a 4-D channels-last tensor by its dim order too, all their
+# tensors in the same one (the resizes: kernels/portable/cpu/util/upsample_util.cpp).
+_CHANNELS_LAST_PORTABLE = frozenset({"aten::upsample_nearest2d"})
+_CHANNELS_LAST = (0, 2, 3, 1)
+
+
+def portable_takes(name: str, orders: Sequence[Sequence[int]]) -> bool:
+    """Whether the portable kernel of operator `name` ("aten::clamp") computes what the
+    operator means on tensors in these dim orders."""
+    distinct = {tuple(order) for order in orders}
+    if all(order == tuple(range(len(order))) for order in distinct):
+        return True
+    if len(distinct) != 1:
+        return False
+    return name in _ANY_SHARED_ORDER_PORTABLE or (
+        name in _CHANNELS_LAST_PORTABLE and distinct == {_CHANNELS_LAST}
+    )
 
 
 def default_dim_order_for_portable(program: ExportedProgram) -> int:
@@ -70,7 +92,7 @@ def default_dim_order_for_portable(program: ExportedProgram) -> int:
         node.kwargs = map_arg(node.kwargs, lambda arg: default_copies.get(arg, arg))
         value = node.meta.get("val")
         if isinstance(value, (list, tuple)):
-            node.meta["val"] = type(value)(_with_dim_order(v, range(v.dim())) for v in value)
+            node.meta["val"] = type(value)(with_dim_order(v, range(v.dim())) for v in value)
         for output in _outputs(node):
             back = _restore(graph, output, layout)
             if back is not None:
@@ -86,8 +108,13 @@ def default_dim_order_for_portable(program: ExportedProgram) -> int:
 
 
 def _runs_portable(node: Node) -> bool:
+    """Whether the node's kernel needs its tensors in the default dim order."""
     name = _op_name(node)
-    return name is not None and name.partition("::")[0] not in _LAYOUT_AWARE
+    if name is None or name.partition("::")[0] in _LAYOUT_AWARE or name in _ANY_DIM_ORDER:
+        return False
+    tensors = [arg for arg in node.all_input_nodes if _dim_order(arg) is not None]
+    orders = [_dim_order(tensor) for tensor in [*tensors, *_outputs(node)]]
+    return not portable_takes(name, [order for order in orders if order is not None])
 
 
 def _op_name(node: Node) -> str | None:
@@ -134,7 +161,7 @@ def _restore(graph: Graph, output: Node, layout: tuple[int, ...]) -> Node | None
     or None where the two orders lay the same bytes out (a dimension of size 1 apart)
     or only the program's outputs use it (their dim order is the program's to state)."""
     value = output.meta["val"]
-    output.meta["val"] = _with_dim_order(value, range(value.dim()))
+    output.meta["val"] = with_dim_order(value, range(value.dim()))
     users = [user for user in output.users if user.op != "output"]
     if not users or value.dim() != len(layout) or _same_bytes(value.shape, layout):
         return None
@@ -150,11 +177,11 @@ def _copy(graph: Graph, source: Node, order: Sequence[int], origin: Node) -> Nod
     copy.meta = {
         key: origin.meta[key] for key in ("stack_trace", "nn_module_stack") if key in origin.meta
     }
-    copy.meta["val"] = _with_dim_order(source.meta["val"], order)
+    copy.meta["val"] = with_dim_order(source.meta["val"], order)
     return copy
 
 
-def _with_dim_order(value: torch.Tensor, order: Sequence[int]) -> torch.Tensor:
+def with_dim_order(value: torch.Tensor, order: Sequence[int]) -> torch.Tensor:
     shape = list(value.shape)
     return value.new_empty_strided(shape, stride_from_dim_order(shape, list(order)))
 

@@ -42,6 +42,7 @@ from . import (
     own_ops,  # noqa: F401  (registers the et_zephyr::* operators it may run)
     reference,
 )
+from .dim_orders import portable_takes
 from .errors import ExportError
 
 
@@ -127,7 +128,7 @@ def _call(plan: ExecutionPlan, call: KernelCall, values: list[object]) -> None:
     out_overload = getattr(packet, operator.overload)
     schema = out_overload._schema
     if namespace == "aten":
-        _check_default_dim_orders(plan, call, operator.name)
+        _check_dim_orders(plan, call, operator.name)
     arguments = [values[index] for index in call.args]
     kwargs = {}
     positional = []
@@ -137,7 +138,11 @@ def _call(plan: ExecutionPlan, call: KernelCall, values: list[object]) -> None:
             kwargs[argument.name] = value
         else:
             positional.append(value)
-    if namespace == "cortex_m":
+    device_kernel = reference.portable_kernel(out_overload)
+    if device_kernel is not None:
+        out = kwargs.pop("out")
+        out.copy_(device_kernel(*positional, **kwargs))
+    elif namespace == "cortex_m":
         # Only the functional form has a host implementation: run it, then
         # write the result where the out argument lives.
         out = kwargs.pop("out")
@@ -147,20 +152,21 @@ def _call(plan: ExecutionPlan, call: KernelCall, values: list[object]) -> None:
         out_overload(*positional, **kwargs)
 
 
-def _check_default_dim_orders(plan: ExecutionPlan, call: KernelCall, name: str) -> None:
-    """ATen honours any dim order; the portable kernels index by the default one (a
+def _check_dim_orders(plan: ExecutionPlan, call: KernelCall, name: str) -> None:
+    """ATen honours any dim order; most portable kernels index by the default one (a
     channels-last tensor makes them compute other bytes or refuse the call), so a
-    tensor in another order is where the host and the device part."""
+    tensor in an order its kernel does not take is where the host and the device part."""
+    tensors = []
     for index in call.args:
         value = plan.values[index].val
         items = value.items if isinstance(value, TensorList) else [index]
-        for item in items:
-            tensor = plan.values[item].val
-            if isinstance(tensor, Tensor) and list(tensor.dim_order) != sorted(tensor.dim_order):
-                raise ExportError(
-                    f"{name}: a portable kernel given a tensor of shape {list(tensor.sizes)} "
-                    f"in dim order {list(tensor.dim_order)}; it assumes the default order"
-                )
+        tensors += [plan.values[i].val for i in items if isinstance(plan.values[i].val, Tensor)]
+    if not portable_takes(name, [list(tensor.dim_order) for tensor in tensors]):
+        shapes = [(list(t.sizes), list(t.dim_order)) for t in tensors]
+        raise ExportError(
+            f"{name}: a portable kernel given tensors (shape, dim order) {shapes} "
+            "in dim orders it does not take"
+        )
 
 
 def _typed(kind: torch.Type, value: object) -> object:

@@ -26,8 +26,20 @@ _library.define(
     f"quantized_layer_norm.out({_LAYER_NORM_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)"
 )
 
+# int8 tensors joined along a dimension in the dim order they share (concatenate.cpp).
+_library.define("concatenate(Tensor[] tensors, int dim) -> Tensor")
+_library.define("concatenate.out(Tensor[] tensors, int dim, *, Tensor(a!) out) -> Tensor(a!)")
+
+# Every step-th index of a dimension from start to end (bounds within it), in the input's
+# dim order (slice.cpp).
+_SLICE_ARGUMENTS = "Tensor input, int dim, int start, int end, int step"
+_library.define(f"slice({_SLICE_ARGUMENTS}) -> Tensor")
+_library.define(f"slice.out({_SLICE_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
+
 # `namespace::name.overload` of each operator with a kernel in lib/src/kernels.
-KERNELS: frozenset[str] = frozenset({f"{NAMESPACE}::quantized_layer_norm.out"})
+KERNELS: frozenset[str] = frozenset(
+    f"{NAMESPACE}::{name}.out" for name in ("quantized_layer_norm", "concatenate", "slice")
+)
 
 
 @register_fake(f"{NAMESPACE}::quantized_layer_norm")  # type: ignore[misc]
@@ -42,4 +54,29 @@ _library.impl("quantized_layer_norm", layer_norm.layer_norm, "CompositeExplicitA
 @impl(_library, "quantized_layer_norm.out", "CompositeExplicitAutograd")  # type: ignore[misc]
 def _layer_norm_out(*args: object, out: torch.Tensor) -> torch.Tensor:
     out.copy_(layer_norm.layer_norm(*args))  # type: ignore[arg-type]
+    return out
+
+
+# A concatenation only moves bytes: torch's is the device's, in any dim order.
+@impl(_library, "concatenate", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _concatenate(tensors: list[torch.Tensor], dim: int) -> torch.Tensor:
+    return torch.cat(tensors, dim)
+
+
+@impl(_library, "concatenate.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _concatenate_out(tensors: list[torch.Tensor], dim: int, *, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(torch.cat(tensors, dim))
+    return out
+
+
+@impl(_library, "slice", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _slice(input: torch.Tensor, dim: int, start: int, end: int, step: int) -> torch.Tensor:
+    return torch.ops.aten.slice_copy.Tensor(input, dim, start, end, step)
+
+
+@impl(_library, "slice.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _slice_out(
+    input: torch.Tensor, dim: int, start: int, end: int, step: int, *, out: torch.Tensor
+) -> torch.Tensor:
+    out.copy_(torch.ops.aten.slice_copy.Tensor(input, dim, start, end, step))
     return out

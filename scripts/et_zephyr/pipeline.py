@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 import torch.utils._pytree as pytree
@@ -42,6 +42,8 @@ from executorch.exir.passes.memory_planning_pass import MemoryPlanningPass
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind, OutputSpec, TensorArgument
 from torch.fx import GraphModule, Interpreter, Node
+from torch.fx.node import Argument
+from torch.fx.node import Target as CallTarget
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import Quantizer
@@ -387,6 +389,15 @@ class _NamingFailures(Interpreter):
         super().__init__(module)
         # torch would add the graph's text to the message: the error stays one line.
         self.extra_traceback = False
+
+    def call_function(
+        self, target: CallTarget, args: tuple[Argument, ...], kwargs: dict[str, Any]
+    ) -> object:
+        # Where torch's kernel is not the device's arithmetic (int8 resizing, e.g.).
+        kernel = reference.portable_kernel(target)
+        if kernel is not None:
+            return kernel(*args, **kwargs)
+        return super().call_function(target, args, kwargs)
 
     def run_node(self, node: Node) -> object:
         try:

@@ -11,7 +11,10 @@
   (et_zephyr/passes/explicit_padding.py);
 - transposed(): transpose convolutions on CMSIS-NN's arm_transpose_conv_wrapper_s8,
   both its paths (input channels above and below its reverse-convolution threshold),
-  and a ConvTranspose1d.
+  and a ConvTranspose1d;
+- joins(): nearest resizes, concatenations and slices on channels-last maps
+  (et_zephyr::concatenate and ::slice), a ReLU sharing a concatenation's range, a GLU,
+  a softmax over channels-last channels.
 
 Run with 32 generated inputs from a quarter to 16x the calibration range.
 """
@@ -203,3 +206,40 @@ class SequenceSweep(nn.Module):
 def sequence_sweep() -> tuple:
     torch.manual_seed(0)
     return _bundle(SequenceSweep(), (1, 5, 37))
+
+
+class Joins(nn.Module):
+    """Nearest resizes (integer, odd and fractional scales, a size, a shrink) and
+    concatenations (along channels of odd counts, three inputs, along width) on
+    channels-last maps, a ReLU whose output a concatenation shares, a GLU and a softmax
+    over channels."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lift = nn.Conv2d(3, 5, 3, padding=1)
+        self.branch = nn.Conv2d(5, 3, 1)
+        self.fuse = nn.Conv2d(8, 4, 3, padding=1)
+        self.gated = nn.Conv1d(3, 6, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = self.lift(x)  # 5 channels, 9 x 11
+        relu = F.relu(y)
+        branch = self.branch(y)  # signed: the joined range reaches below zero
+        joined = torch.cat([relu, branch], dim=1)
+        return (
+            F.interpolate(y, scale_factor=2.0, mode="nearest"),
+            F.interpolate(branch, scale_factor=3.0, mode="nearest"),
+            F.interpolate(y, scale_factor=1.7, mode="nearest"),
+            F.interpolate(branch, size=(4, 17), mode="nearest"),
+            F.interpolate(y, scale_factor=0.5, mode="nearest"),
+            self.fuse(joined),
+            torch.cat([branch, y, branch], dim=1),
+            torch.cat([y[:, :, :, :4], y], dim=3),
+            F.glu(self.gated(y[:, :3, 0, :]), dim=1),
+            torch.softmax(branch, dim=1),
+        )
+
+
+def joins() -> tuple:
+    torch.manual_seed(0)
+    return _bundle(Joins(), (1, 3, 9, 11))

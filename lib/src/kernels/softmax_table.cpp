@@ -37,17 +37,36 @@ constexpr int32_t kDifferences = 256;
 constexpr int32_t kAccumBits = 12;
 constexpr int32_t kOutputZeroPoint = -128;
 
+/* The dimension laid out innermost in memory: its rows are contiguous. The last one,
+ * or channels in a channels-last image (a softmax over a detector's classes). */
+int64_t innermost(const Tensor &tensor) {
+    return static_cast<int64_t>(tensor.dim_order()[tensor.dim() - 1]);
+}
+
+bool same_dim_order(const Tensor &a, const Tensor &b) {
+    if (a.dim() != b.dim()) {
+        return false;
+    }
+    for (ssize_t i = 0; i < a.dim(); ++i) {
+        if (a.dim_order()[i] != b.dim_order()[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Arguments this kernel computes exactly as CMSIS-NN does, or false (the
- * upstream kernel runs, and checks). */
+ * upstream kernel runs, and checks: it takes the last dimension only). */
 bool handled(const Tensor &input, int64_t dim, int64_t output_zero_point, int64_t multiplier,
              int64_t shift, const Tensor &out) {
     if (input.scalar_type() != ScalarType::Char || out.scalar_type() != ScalarType::Char) {
         return false;
     }
-    if (input.dim() < 1 || (dim >= 0 ? dim : dim + input.dim()) != input.dim() - 1) {
+    if (input.dim() < 1 || (dim >= 0 ? dim : dim + input.dim()) != innermost(input) ||
+        !same_dim_order(input, out)) {
         return false;
     }
-    if (out.numel() != input.numel() || input.numel() == 0 || input.size(input.dim() - 1) == 0 ||
+    if (out.numel() != input.numel() || input.numel() == 0 || input.size(innermost(input)) == 0 ||
         input.numel() > INT32_MAX) {
         return false;
     }
@@ -193,7 +212,7 @@ Tensor &softmax_out(KernelRuntimeContext &context, const Tensor &input, int64_t 
     int32_t *exponentials = static_cast<int32_t *>(table.get());
     fill_exponentials(static_cast<int32_t>(input_multiplier), static_cast<int32_t>(input_shift),
                       static_cast<int32_t>(largest), exponentials);
-    const int32_t row_size = static_cast<int32_t>(input.size(input.dim() - 1));
+    const int32_t row_size = static_cast<int32_t>(input.size(innermost(input)));
     const int32_t rows = static_cast<int32_t>(input.numel()) / row_size;
     softmax_rows(input.const_data_ptr<int8_t>(), out.mutable_data_ptr<int8_t>(), rows, row_size,
                  static_cast<int32_t>(largest), exponentials);

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 import executorch.backends.cortex_m.passes  # noqa: F401
 import torch
 
-from . import convolution, edges, matmul, pooling, softmax
+from . import convolution, edges, matmul, pooling, resize, softmax
 
 _helium: contextvars.ContextVar[bool] = contextvars.ContextVar("et_zephyr_helium", default=False)
 
@@ -63,6 +63,25 @@ HOST_KERNELS: dict[str, Callable[..., torch.Tensor]] = {
     "softmax": softmax.softmax,
     "quantized_batch_matmul": matmul.batch_matmul,
 }
+
+
+# Portable operators whose torch kernel refuses what the device's computes (int8
+# resizing): `namespace::name.overload` of the functional form -> the device's arithmetic.
+PORTABLE_KERNELS: dict[str, Callable[..., torch.Tensor]] = {
+    "aten::upsample_nearest2d.vec": resize.upsample_nearest2d,
+}
+
+
+def portable_kernel(target: object) -> Callable[..., torch.Tensor] | None:
+    """The device's arithmetic for this operator (an Edge or ATen overload, functional or
+    out variant) where torch's kernel is not it, else None."""
+    # An Edge overload wraps the ATen one.
+    overload = target if isinstance(target, torch._ops.OpOverload) else getattr(target, "_op", None)
+    if not isinstance(overload, torch._ops.OpOverload):
+        return None
+    name = overload._overloadname
+    functional = "default" if name == "out" else name.removesuffix("_out")
+    return PORTABLE_KERNELS.get(f"{overload._schema.name}.{functional}")
 
 
 @contextlib.contextmanager

@@ -35,9 +35,8 @@ def softmax(
     diff_min: int,
 ) -> torch.Tensor:
     del input_zero_point, output_zero_point  # the kernel reads neither (zero point -128 out)
-    if dim % values.dim() != values.dim() - 1:
-        raise ValueError("cortex_m::softmax runs along the last dimension only")
-    rows = values.to(torch.int64)
+    # Along the dimension laid out innermost (the last, or channels-last channels).
+    rows = values.movedim(dim, -1).to(torch.int64)
     diff = rows - rows.amax(dim=-1, keepdim=True)
     inside = diff >= diff_min
     scaled = doubling_high_mult(wrap32(diff * (1 << input_shift)), input_multiplier)
@@ -50,4 +49,4 @@ def softmax(
     bits_over_unit = _ACCUM_BITS - headroom + 23
     probabilities = divide_by_power_of_two(doubling_high_mult(shifted_scale, exps), bits_over_unit)
     result = (probabilities - 128).clamp(-128, 127)
-    return torch.where(inside, result, -128).to(torch.int8)
+    return torch.where(inside, result, -128).to(torch.int8).movedim(-1, dim)

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Concatenations and slices of int8 tensors in another dim order onto et-zephyr's
+kernels, and softmaxes over channels-last channels in that order.
+
+ExecuTorch's portable aten::cat and aten::slice_copy index by the default dim order,
+so a channels-last concatenation (a U-Net's skip connection, a fire module's two
+expands) or cut (a GLU's halves, a crop) would make dim_orders.py copy every input to
+the default order and the output back. The module's et_zephyr::concatenate
+(lib/src/kernels/concatenate.cpp, on CMSIS-NN's arm_concatenation_s8_y) and
+et_zephyr::slice (slice.cpp) move the bytes in the dim order the tensors share: no
+copy. Those in the default order, of float tensors, of tensors in different dim orders
+or beyond the kernels' sizes stay on the portable kernels. A softmax along the
+innermost dimension of a channels-last input (passes/channel_softmax.py) writes its
+output channels-last: et-zephyr's softmax kernel reads and writes contiguous rows.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import torch
+from executorch.exir.dialects._ops import ops as exir_ops
+from executorch.exir.tensor import dim_order_from_stride
+from torch.export import ExportedProgram
+from torch.fx import Node
+
+from . import own_ops  # noqa: F401  (defines et_zephyr::concatenate and ::slice)
+from .dim_orders import with_dim_order
+
+_CAT = exir_ops.edge.aten.cat.default
+_SLICE = exir_ops.edge.aten.slice_copy.Tensor
+_CONCATENATE = exir_ops.edge.et_zephyr.concatenate.default
+_SLICE_KERNEL = exir_ops.edge.et_zephyr.slice.default
+_SOFTMAX = exir_ops.edge.cortex_m.softmax.default
+# arm_concatenation_s8_y's sizes are uint16_t.
+_LARGEST_JOIN = 0xFFFF
+
+
+def kernels_in_dim_order(program: ExportedProgram) -> int:
+    """Give each int8 concatenation and slice in a shared non-default dim order to the
+    module's kernels. Returns how many it gave."""
+    given = 0
+    for node in program.graph_module.graph.nodes:
+        if node.target == _CAT:
+            given += _concatenate(node)
+        elif node.target == _SLICE:
+            given += _slice(node)
+        elif node.target == _SOFTMAX:
+            given += _softmax(node)
+    program.graph_module.recompile()
+    return given
+
+
+def _concatenate(node: Node) -> bool:
+    tensors = list(node.args[0])  # type: ignore[arg-type]
+    output = node.meta["val"]
+    dim = int(node.args[1]) % output.dim() if len(node.args) > 1 else 0  # type: ignore[arg-type]
+    order = _shared_dim_order(tensors)
+    if order is None or not _int8(node):
+        return False
+    place = order.index(dim)
+    outer = prod(output.shape[d] for d in order[:place])
+    inner = prod(output.shape[d] for d in order[place + 1 :])
+    if max(outer, inner, output.shape[dim]) > _LARGEST_JOIN:
+        return False
+    node.target = _CONCATENATE
+    node.args = (tensors, dim)
+    node.meta["val"] = with_dim_order(output, order)
+    return True
+
+
+def _slice(node: Node) -> bool:
+    source = node.args[0]
+    assert isinstance(source, Node)
+    order = _shared_dim_order([source])
+    if order is None or not _int8(node):
+        return False
+    size = source.meta["val"].shape
+    dim, start, end, step = (list(node.args[1:]) + [0, None, None, 1][len(node.args) - 1 :])[:4]
+    dim = int(dim) % len(size)  # type: ignore[call-overload]
+    # PyTorch's clamping of the bounds.
+    start, end, _ = slice(start, end, int(step)).indices(int(size[dim]))  # type: ignore[call-overload]
+    node.target = _SLICE_KERNEL
+    node.args = (source, dim, start, max(start, end), int(step))  # type: ignore[call-overload]
+    node.meta["val"] = with_dim_order(node.meta["val"], order)
+    return True
+
+
+def _softmax(node: Node) -> bool:
+    """A softmax along the innermost dimension of its input's dim order (channels of a
+    channels-last image) writes its output in that order (softmax_table.cpp)."""
+    source = node.args[0]
+    assert isinstance(source, Node)
+    order = _shared_dim_order([source])
+    value = node.meta["val"]
+    if order is None or order[-1] != int(node.args[1]) % value.dim():  # type: ignore[call-overload]
+        return False
+    node.meta["val"] = with_dim_order(value, order)
+    return True
+
+
+def _int8(node: Node) -> bool:
+    value = node.meta.get("val")
+    return isinstance(value, torch.Tensor) and value.dtype == torch.int8
+
+
+def _shared_dim_order(nodes: list[Node]) -> tuple[int, ...] | None:
+    """The non-default dim order all these int8 tensors have, if they share one: the
+    kernel writes its output in it too."""
+    if not all(_int8(node) for node in nodes):
+        return None
+    orders = {tuple(int(d) for d in dim_order_from_stride(n.meta["val"].stride())) for n in nodes}
+    if len(orders) != 1:
+        return None
+    (order,) = orders
+    return None if order == tuple(range(len(order))) else order

@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Resizing, joining, cutting and gating in INT8 with no layout copies: nearest
+resizes (reference/resize.py, the portable kernel's arithmetic), concatenations and
+slices in the channels-last order (et_zephyr::concatenate and ::slice), GLUs as a
+table and a multiplication, softmaxes over channels-last channels, and ReLUs whose
+range a concatenation widens fused into their convolution
+(passes/activation_bounds.py)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from et_zephyr import pipeline
+from et_zephyr.api import ExportOptions, export
+from et_zephyr.emulate import run_pte
+from et_zephyr.loading import ModelBundle
+from et_zephyr.passes.glu_as_gate import glu_as_gate
+from et_zephyr.reference import portable_kernel, resize
+from torch import nn
+
+aten = torch.ops.aten
+
+SCALES = [2.0, 3.0, 0.5, 1.5, 1.7, 2.3, 0.3, 1.0, 7.0]
+MAPS = [(1, 1), (2, 3), (7, 5), (16, 16), (31, 17), (256, 256)]
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("size", MAPS)
+def test_nearest_reference_is_torchs_float_resize_on_int8(scale, size) -> None:
+    """torch's float kernel computes the sources the portable kernel's way (a
+    single-precision product with 1 / scale); the reference must pick the same ones on
+    int8 tensors, which torch refuses."""
+    generator = torch.Generator().manual_seed(sum(size))
+    values = torch.randint(-128, 128, (1, 3, *size), dtype=torch.int8, generator=generator)
+    if int(size[0] * scale) < 1 or int(size[1] * scale) < 1:
+        with pytest.raises(ValueError, match="empty output"):
+            resize.upsample_nearest2d(values, None, [scale, scale])
+        return
+    ours = resize.upsample_nearest2d(values, None, [scale, scale])
+    assert ours.dtype == torch.int8
+    # torch's kernel copies an unchanged size and halves the index of a doubled one
+    # whatever the scale factor; the portable kernel always steps by float(1 / scale).
+    special = scale not in (1.0, 2.0) and any(int(n * scale) in (n, 2 * n) for n in size)
+    if not special:
+        theirs = aten.upsample_nearest2d.vec(values.float(), None, [scale, scale])
+        assert torch.equal(ours.float(), theirs)
+    for n_in in size:
+        n_out = int(n_in * scale)
+        step = np.float32(1.0 / scale)
+        expected = [min(int(np.floor(np.float32(i) * step)), n_in - 1) for i in range(n_out)]
+        assert resize.source_indices(scale, n_out, n_in).tolist() == expected
+
+
+@pytest.mark.parametrize("output", [(1, 1), (4, 17), (9, 9), (64, 3), (255, 256)])
+def test_nearest_reference_at_a_size_uses_the_kernels_scale(output) -> None:
+    """Given a size, the kernel's step is float(1 / (output / input)) in double."""
+    values = torch.arange(7 * 5, dtype=torch.int8).reshape(1, 1, 7, 5)
+    ours = resize.upsample_nearest2d(values, list(output), None)
+    assert tuple(ours.shape[-2:]) == output
+    for axis, (n_in, n_out) in enumerate(zip((7, 5), output)):
+        step = np.float32(1.0 / (n_out / n_in))
+        expected = [min(int(np.floor(np.float32(i) * step)), n_in - 1) for i in range(n_out)]
+        assert resize.source_indices(n_out / n_in, n_out, n_in).tolist() == expected
+        assert ours.shape[2 + axis] == n_out
+
+
+def test_the_host_reference_takes_the_resize_in_every_form() -> None:
+    assert portable_kernel(aten.upsample_nearest2d.vec) is resize.upsample_nearest2d
+    assert portable_kernel(aten.upsample_nearest2d.vec_out) is resize.upsample_nearest2d
+    assert portable_kernel(aten.upsample_bilinear2d.vec) is None
+
+
+class _Gated(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return F.glu(x, dim=1), F.glu(x, dim=-1)
+
+
+def test_a_glu_becomes_a_gate_with_the_same_result() -> None:
+    x = torch.randn(2, 6, 10)
+    graph = pipeline.capture_graph(_Gated().eval(), (x,))
+    assert glu_as_gate(graph) == 2
+    targets = [node.target for node in graph.graph.nodes if node.op == "call_function"]
+    assert aten.glu.default not in targets and targets.count(aten.sigmoid.default) == 2
+    for ours, theirs in zip(graph(x), _Gated()(x)):
+        assert torch.allclose(ours, theirs)
+
+
+class _Neck(nn.Module):
+    """A YOLO-style neck and a U-Net step: resized maps joined with others, a ReLU
+    whose output a concatenation with signed values shares, cuts along channels and
+    width, a GLU over channels, a FOMO-style softmax over channels."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 7, 3, padding=1)
+        self.deep = nn.Conv2d(7, 5, 3, stride=2, padding=1)
+        self.fuse = nn.Conv2d(12, 6, 3, padding=1)
+        self.head = nn.Conv2d(3, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        fine = F.relu(self.stem(x))
+        up = F.interpolate(self.deep(fine), scale_factor=2.0, mode="nearest")
+        fused = self.fuse(torch.cat([up, fine], dim=1))
+        gated = F.glu(fused, dim=1)
+        cut = torch.cat([fused[:, :, :, :3], fused[:, :, :, 5:12:3]], dim=3)
+        return self.head(gated), cut, fused[:, 1:6:2], torch.softmax(self.head(gated), dim=1)
+
+
+@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m4", "cortex-m55"])
+def test_resizes_joins_and_cuts_run_in_int8_with_no_layout_copy(target: str) -> None:
+    torch.manual_seed(0)
+    calibration = [(torch.randn(1, 3, 10, 14),) for _ in range(12)]
+    warnings: list[str] = []
+    artifacts = export(
+        ModelBundle(_Neck(), calibration[0], calibration),
+        ExportOptions(target=target, name="neck", strict=True, warn=warnings.append),
+    )
+    manifest = artifacts.manifest
+    assert manifest["macs"]["cmsis_nn"] == manifest["macs"]["total"] > 0
+    assert not any(s.float_calls for s in artifacts.stats.values() if s.runs_on == "portable")
+    assert manifest["layout_copies"]["calls"] == 0
+    operators = manifest["operators"]
+    assert "et_zephyr::concatenate.out" in operators and "et_zephyr::slice.out" in operators
+    assert "aten::upsample_nearest2d.vec_out" in operators and "cortex_m::softmax.out" in operators
+    assert "aten::cat.out" not in operators and "aten::slice_copy.Tensor_out" not in operators
+    assert warnings == []
+    assert manifest["agreement"]["max_steps_vs_fake_quant"] <= 2
+    # The serialized program, run as the device runs it, gives the host reference's bytes.
+    isa = {"cortex-m0": "scalar", "cortex-m4": "dsp", "cortex-m55": "mve"}[target]
+    with np.load(io.BytesIO(artifacts.files["neck.vectors.npz"])) as data:
+        vectors = {name: data[name] for name in data.files}
+    for v in range(len(vectors["input_0"])):
+        inputs = (torch.from_numpy(np.asarray(vectors["input_0"][v])),)
+        for index, result in enumerate(run_pte(artifacts.files["neck.pte"], inputs, isa)):
+            assert np.array_equal(result.contiguous().numpy(), vectors[f"output_{index}"][v])
