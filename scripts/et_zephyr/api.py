@@ -39,6 +39,7 @@ from .kernels import check_kernels
 from .loading import Inputs, ModelBundle, load_model
 from .mean_as_matmul import means_to_matmuls
 from .memory import arena_sizes, planned_lower_bound
+from .passes.channel_shuffle import channel_shuffles
 from .passes.explicit_padding import explicit_padding
 from .passes.glu_as_gate import glu_as_gate
 from .passes.one_d_as_two_d import one_d_as_two_d
@@ -132,12 +133,13 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
 
 def _rewrite_for_the_quantizer(graph: GraphModule) -> None:
     """The model's forms the Cortex-M quantizer does not match, as ones it does: string
-    paddings, GLUs, the 1-D family, spatial means, transpose convolutions CMSIS-NN pads
-    wrongly, attention, recurrent layers, other means."""
+    paddings, GLUs, the 1-D family, spatial means, channel shuffles, transpose
+    convolutions CMSIS-NN pads wrongly, attention, recurrent layers, other means."""
     explicit_padding(graph)
     glu_as_gate(graph)
     one_d_as_two_d(graph)
     spatial_means_as_pools(graph)
+    channel_shuffles(graph)
     crop_transpose_conv_rows(graph)
     decompose_attention(graph)
     unroll_recurrent(graph)

@@ -4,7 +4,7 @@ kernels, and softmaxes over channels-last channels in that order.
 
 ExecuTorch's portable aten::cat and aten::slice_copy index by the default dim order,
 so a channels-last concatenation (a U-Net's skip connection, a fire module's two
-expands) or cut (a GLU's halves, a crop) would make dim_orders.py copy every input to
+expands) or cut (a GLU's halves, a crop, a chunk) would make dim_orders.py copy every input to
 the default order and the output back. The module's et_zephyr::concatenate
 (lib/src/kernels/concatenate.cpp, on CMSIS-NN's arm_concatenation_s8_y) and
 et_zephyr::slice (slice.cpp) move the bytes in the dim order the tensors share: no
@@ -16,6 +16,7 @@ output channels-last: et-zephyr's softmax kernel reads and writes contiguous row
 
 from __future__ import annotations
 
+import operator
 from math import prod
 
 import torch
@@ -29,9 +30,11 @@ from .dim_orders import with_dim_order
 
 _CAT = exir_ops.edge.aten.cat.default
 _SLICE = exir_ops.edge.aten.slice_copy.Tensor
+_SPLIT = exir_ops.edge.aten.split_with_sizes_copy.default
 _CONCATENATE = exir_ops.edge.et_zephyr.concatenate.default
 _SLICE_KERNEL = exir_ops.edge.et_zephyr.slice.default
 _SOFTMAX = exir_ops.edge.cortex_m.softmax.default
+_CHANNEL_SHUFFLE = exir_ops.edge.et_zephyr.channel_shuffle.default
 # arm_concatenation_s8_y's sizes are uint16_t.
 _LARGEST_JOIN = 0xFFFF
 
@@ -40,13 +43,17 @@ def kernels_in_dim_order(program: ExportedProgram) -> int:
     """Give each int8 concatenation and slice in a shared non-default dim order to the
     module's kernels. Returns how many it gave."""
     given = 0
-    for node in program.graph_module.graph.nodes:
-        if node.target == _CAT:
+    for node in list(program.graph_module.graph.nodes):
+        if node.target == _SPLIT:
+            given += _split(node)
+        elif node.target == _CAT:
             given += _concatenate(node)
         elif node.target == _SLICE:
             given += _slice(node)
         elif node.target == _SOFTMAX:
             given += _softmax(node)
+        elif node.target == _CHANNEL_SHUFFLE:
+            given += _in_input_order(node)
     program.graph_module.recompile()
     return given
 
@@ -86,6 +93,43 @@ def _slice(node: Node) -> bool:
     return True
 
 
+def _split(node: Node) -> bool:
+    """A split (chunk) into slices, one per piece used."""
+    source = node.args[0]
+    assert isinstance(source, Node)
+    order = _shared_dim_order([source])
+    pieces = list(node.users)
+    if order is None or not all(p.target is operator.getitem for p in pieces):
+        return False
+    sizes = [int(s) for s in node.args[1]]  # type: ignore[union-attr]
+    dim = int(node.args[2] if len(node.args) > 2 else 0) % source.meta["val"].dim()  # type: ignore[call-overload]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    graph = node.graph
+    for piece in pieces:
+        index = int(piece.args[1])  # type: ignore[call-overload]
+        start = starts[index]
+        with graph.inserting_before(piece):
+            cut = graph.call_function(_SLICE_KERNEL, (source, dim, start, start + sizes[index], 1))
+        cut.meta = dict(piece.meta)
+        cut.meta["val"] = with_dim_order(piece.meta["val"], order)
+        piece.replace_all_uses_with(cut)
+        graph.erase_node(piece)
+    graph.erase_node(node)
+    return True
+
+
+def _in_input_order(node: Node) -> bool:
+    """A kernel that writes its output in its input's dim order (channel_shuffle.cpp):
+    the value says so, now that the input's order is final."""
+    source = node.args[0]
+    assert isinstance(source, Node)
+    order = _shared_dim_order([source])
+    if order is None:
+        return False
+    node.meta["val"] = with_dim_order(node.meta["val"], order)
+    return True
+
+
 def _softmax(node: Node) -> bool:
     """A softmax along the innermost dimension of its input's dim order (channels of a
     channels-last image) writes its output in that order (softmax_table.cpp)."""
@@ -105,12 +149,16 @@ def _int8(node: Node) -> bool:
 
 
 def _shared_dim_order(nodes: list[Node]) -> tuple[int, ...] | None:
-    """The non-default dim order all these int8 tensors have, if they share one: the
-    kernel writes its output in it too."""
+    """The non-default dim order these int8 tensors' bytes share, if they share one: the
+    kernel writes its output in it too. A dimension of size 1 may sit anywhere in a
+    tensor's order (its strides tie), so the tensor with the fewest decides."""
     if not all(_int8(node) for node in nodes):
         return None
-    orders = {tuple(int(d) for d in dim_order_from_stride(n.meta["val"].stride())) for n in nodes}
-    if len(orders) != 1:
-        return None
-    (order,) = orders
-    return None if order == tuple(range(len(order))) else order
+    values = [node.meta["val"] for node in nodes]
+    orders = [tuple(int(d) for d in dim_order_from_stride(v.stride())) for v in values]
+    chosen = min(zip(values, orders), key=lambda pair: list(pair[0].shape).count(1))[1]
+    for value, order in zip(values, orders):
+        shape = value.shape
+        if [d for d in order if shape[d] != 1] != [d for d in chosen if shape[d] != 1]:
+            return None
+    return None if chosen == tuple(range(len(chosen))) else chosen

@@ -162,10 +162,10 @@ def _check_dim_orders(plan: ExecutionPlan, call: KernelCall, name: str) -> None:
         items = value.items if isinstance(value, TensorList) else [index]
         tensors += [plan.values[i].val for i in items if isinstance(plan.values[i].val, Tensor)]
     if not portable_takes(name, [list(tensor.dim_order) for tensor in tensors]):
-        shapes = [(list(t.sizes), list(t.dim_order)) for t in tensors]
+        odd = next(t for t in tensors if list(t.dim_order) != sorted(t.dim_order))
         raise ExportError(
-            f"{name}: a portable kernel given tensors (shape, dim order) {shapes} "
-            "in dim orders it does not take"
+            f"{name}: a portable kernel given a tensor of shape {list(odd.sizes)} "
+            f"in dim order {list(odd.dim_order)}, which it does not take"
         )
 
 

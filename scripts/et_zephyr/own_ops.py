@@ -10,6 +10,7 @@ lib/src/kernels/NAME.cpp: that convention is all the firmware build needs
 from __future__ import annotations
 
 import torch
+from executorch.exir.tensor import dim_order_from_stride, stride_from_dim_order
 from torch.library import Library, impl, register_fake
 
 from .reference import layer_norm
@@ -36,9 +37,15 @@ _SLICE_ARGUMENTS = "Tensor input, int dim, int start, int end, int step"
 _library.define(f"slice({_SLICE_ARGUMENTS}) -> Tensor")
 _library.define(f"slice.out({_SLICE_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
 
+# ShuffleNet's channel shuffle: output channel j * groups + i is input channel
+# i * (channels / groups) + j, in the input's dim order (channel_shuffle.cpp).
+_library.define("channel_shuffle(Tensor input, int groups) -> Tensor")
+_library.define("channel_shuffle.out(Tensor input, int groups, *, Tensor(a!) out) -> Tensor(a!)")
+
 # `namespace::name.overload` of each operator with a kernel in lib/src/kernels.
 KERNELS: frozenset[str] = frozenset(
-    f"{NAMESPACE}::{name}.out" for name in ("quantized_layer_norm", "concatenate", "slice")
+    f"{NAMESPACE}::{name}.out"
+    for name in ("quantized_layer_norm", "concatenate", "slice", "channel_shuffle")
 )
 
 
@@ -57,10 +64,20 @@ def _layer_norm_out(*args: object, out: torch.Tensor) -> torch.Tensor:
     return out
 
 
+# Their kernels write the output in the input's dim order: so do these, for the fake
+# tensors that give the program its dim orders (ExecuTorch re-derives them from the
+# operator when it serializes) and for the host reference.
+def _in_dim_order_of(source: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    shape = list(values.shape)
+    order = dim_order_from_stride(source.stride())
+    out = values.new_empty_strided(shape, stride_from_dim_order(shape, list(order)))
+    return out.copy_(values)
+
+
 # A concatenation only moves bytes: torch's is the device's, in any dim order.
 @impl(_library, "concatenate", "CompositeExplicitAutograd")  # type: ignore[misc]
 def _concatenate(tensors: list[torch.Tensor], dim: int) -> torch.Tensor:
-    return torch.cat(tensors, dim)
+    return _in_dim_order_of(tensors[0], torch.cat(tensors, dim))
 
 
 @impl(_library, "concatenate.out", "CompositeExplicitAutograd")  # type: ignore[misc]
@@ -71,7 +88,7 @@ def _concatenate_out(tensors: list[torch.Tensor], dim: int, *, out: torch.Tensor
 
 @impl(_library, "slice", "CompositeExplicitAutograd")  # type: ignore[misc]
 def _slice(input: torch.Tensor, dim: int, start: int, end: int, step: int) -> torch.Tensor:
-    return torch.ops.aten.slice_copy.Tensor(input, dim, start, end, step)
+    return _in_dim_order_of(input, torch.ops.aten.slice_copy.Tensor(input, dim, start, end, step))
 
 
 @impl(_library, "slice.out", "CompositeExplicitAutograd")  # type: ignore[misc]
@@ -79,4 +96,21 @@ def _slice_out(
     input: torch.Tensor, dim: int, start: int, end: int, step: int, *, out: torch.Tensor
 ) -> torch.Tensor:
     out.copy_(torch.ops.aten.slice_copy.Tensor(input, dim, start, end, step))
+    return out
+
+
+def shuffled_channels(channels: int, groups: int) -> torch.Tensor:
+    """The input channel each output channel of a channel shuffle reads."""
+    return torch.arange(channels).view(groups, channels // groups).t().reshape(-1)
+
+
+@impl(_library, "channel_shuffle", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _channel_shuffle(input: torch.Tensor, groups: int) -> torch.Tensor:
+    order = shuffled_channels(input.shape[1], groups)
+    return _in_dim_order_of(input, input.index_select(1, order))
+
+
+@impl(_library, "channel_shuffle.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _channel_shuffle_out(input: torch.Tensor, groups: int, *, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(input.index_select(1, shuffled_channels(input.shape[1], groups)))
     return out

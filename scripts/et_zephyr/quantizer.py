@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""ExecuTorch's CortexMQuantizer, with nearest-neighbour resizing kept in INT8 and
-softmaxes over channels-last channels taken.
+"""ExecuTorch's CortexMQuantizer, with nearest-neighbour resizing and channel shuffles
+kept in INT8 and softmaxes over channels-last channels taken.
 
 A nearest resize only copies elements, so its output can share its input's
 quantization parameters exactly as a slice or a concatenation does; upstream's list of
@@ -19,11 +19,16 @@ from executorch.backends.arm.quantizer.arm_quantizer_utils import SharedQspecQua
 from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
 from torch.fx import GraphModule
 
+from . import own_ops  # noqa: F401  (defines et_zephyr::channel_shuffle)
 from .passes.channel_softmax import softmax_in_input_layout
 
 _aten = torch.ops.aten
 # Operators whose outputs are some of their inputs' elements, unchanged.
-COPY_ELEMENTS = (_aten.upsample_nearest2d.vec, _aten.upsample_nearest2d.default)
+COPY_ELEMENTS = (
+    _aten.upsample_nearest2d.vec,
+    _aten.upsample_nearest2d.default,
+    torch.ops.et_zephyr.channel_shuffle.default,
+)
 
 
 class EtZephyrQuantizer(CortexMQuantizer):

@@ -5,8 +5,10 @@ reference says (et_zephyr/dim_orders.py).
 ExecuTorch 1.4's portable cat and slice_copy index by the default dim order: given
 channels-last tensors, cat computed other bytes than torch.cat (the kernels test's
 width concatenations, outputs 10 and 11) and slice_copy refused the call (0x12).
-Without a device: the serialized program must hand every aten:: (portable) kernel
-tensors in the default dim order and every Cortex-M convolution channels-last ones, and
+Concatenations and slices of channels-last int8 maps now run on et-zephyr's kernels in
+that order (dim_order_kernels.py). Without a device: the serialized program must hand
+every aten:: (portable) kernel tensors in the default dim order, every et_zephyr:: one
+and every Cortex-M convolution channels-last ones, and
 the emulation, which refuses anything else as the device's kernels would mishandle it,
 must reproduce the reference bytes.
 """
@@ -70,12 +72,19 @@ def test_portable_operators_get_default_dim_orders_and_reproduce_the_reference(
         if name.startswith("aten::"):
             for tensor in tensors:
                 assert list(tensor.dim_order) == list(range(len(tensor.sizes))), name
+        if name.startswith("et_zephyr::"):
+            # The module's byte movers read and write the model's layout (a dimension of
+            # size 1 may sit anywhere in a dim order).
+            for t in tensors:
+                large = [d for d in t.dim_order if t.sizes[d] != 1]
+                assert large == [d for d in (0, 2, 3, 1) if t.sizes[d] != 1], name
         if name.startswith("cortex_m::quantized_") and "conv2d" in name:
             activation = tensors[0]
             sizes = list(activation.sizes)
             if sizes[1] > 1 and sizes[2] * sizes[3] > 1:
                 assert list(activation.dim_order) == [0, 2, 3, 1], name
-    assert {"aten::cat", "aten::slice_copy", "dim_order_ops::_to_dim_order_copy"} <= called
+    assert {"et_zephyr::concatenate", "et_zephyr::slice"} <= called
+    assert not {"aten::cat", "aten::slice_copy"} & called
     _replay(pte, vectors, manifest)
 
 
@@ -83,7 +92,10 @@ def test_without_the_copies_the_emulation_refuses_what_the_device_mishandles(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The program as et-export wrote it before: channels-last tensors into aten::cat."""
+    from et_zephyr import api
+
     monkeypatch.setattr(dim_orders, "default_dim_order_for_portable", lambda program: 0)
+    monkeypatch.setattr(api, "kernels_in_dim_order", lambda program: 0)
     pte, vectors, manifest = _export("cortex-m4")
     with pytest.raises(ExportError, match=r"aten::(cat|slice_copy).*dim order \[0, 2, 3, 1\]"):
         _replay(pte, vectors, manifest)

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """A subset of benchmarks/zoo.py that must not regress: models of the breadth issue's
-kinds (max pools on 32x32 maps, the 1-D family, transpose convolutions, spatial means)
-export with every MAC on Cortex-M kernels, no float operator, and no more layout copies
-than their edges need."""
+kinds (max pools on 32x32 maps, the 1-D family, transpose convolutions, spatial means,
+nearest resizes, concatenations, GLUs, softmaxes over channels) export with every MAC
+on Cortex-M kernels, no float operator, and no more layout copies than their edges
+need."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ SUBSET = {
     "tcn": 2,
     "conv1d_autoencoder": 2,
     "conv_autoencoder": 0,
+    "unet": 0,
+    "yolo_style": 0,
+    "fomo": 0,
+    "squeezenet": 0,
+    "shufflenet_v2": 0,
+    "conformer_lite": 4,
 }
 
 
