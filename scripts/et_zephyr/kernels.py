@@ -67,12 +67,31 @@ def check_kernels(program: ExportedProgram) -> None:
         if node.op != "call_function":
             continue
         name = out_variant_name(node)
+        if name is not None and name.startswith(_INTEGER_BLIND) and _reads_int8(node):
+            raise ExportError(
+                f"operator {name} (node '{node.name}'{source_line(node)}) was left on a "
+                "portable kernel with int8 tensors, which it would multiply as plain "
+                "integers, ignoring their quantization: the quantizer could not match the "
+                "layer; please report the model"
+            )
         if name is None or name in available:
             continue
         raise ExportError(
             f"operator {name} (node '{node.name}'{source_line(node)}) has no Cortex-M "
             "or portable kernel; express that part of the model with supported operators"
         )
+
+
+# Portable multiply-accumulate kernels: given int8 tensors they compute integer sums with
+# no zero points or scales (an unlowered layer between quantized ones).
+_INTEGER_BLIND = ("aten::convolution.", "aten::linear.", "aten::mm.", "aten::bmm.", "aten::addmm.")
+
+
+def _reads_int8(node: Node) -> bool:
+    return any(
+        isinstance(arg.meta.get("val"), torch.Tensor) and arg.meta["val"].dtype == torch.int8
+        for arg in node.all_input_nodes
+    )
 
 
 def source_line(node: Node) -> str:

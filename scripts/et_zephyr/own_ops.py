@@ -67,11 +67,32 @@ def _layer_norm_out(*args: object, out: torch.Tensor) -> torch.Tensor:
 # Their kernels write the output in the input's dim order: so do these, for the fake
 # tensors that give the program its dim orders (ExecuTorch re-derives them from the
 # operator when it serializes) and for the host reference.
-def _in_dim_order_of(source: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-    shape = list(values.shape)
+def _empty_in_dim_order_of(source: torch.Tensor, shape: list[int]) -> torch.Tensor:
     order = dim_order_from_stride(source.stride())
-    out = values.new_empty_strided(shape, stride_from_dim_order(shape, list(order)))
-    return out.copy_(values)
+    return source.new_empty_strided(shape, stride_from_dim_order(shape, list(order)))
+
+
+def _in_dim_order_of(source: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    return _empty_in_dim_order_of(source, list(values.shape)).copy_(values)
+
+
+@register_fake(f"{NAMESPACE}::concatenate")  # type: ignore[misc]
+def _concatenate_fake(tensors: list[torch.Tensor], dim: int) -> torch.Tensor:
+    shape = list(tensors[0].shape)
+    shape[dim] = sum(t.shape[dim] for t in tensors)
+    return _empty_in_dim_order_of(tensors[0], shape)
+
+
+@register_fake(f"{NAMESPACE}::slice")  # type: ignore[misc]
+def _slice_fake(input: torch.Tensor, dim: int, start: int, end: int, step: int) -> torch.Tensor:
+    shape = list(input.shape)
+    shape[dim] = len(range(start, end, step))
+    return _empty_in_dim_order_of(input, shape)
+
+
+@register_fake(f"{NAMESPACE}::channel_shuffle")  # type: ignore[misc]
+def _channel_shuffle_fake(input: torch.Tensor, groups: int) -> torch.Tensor:
+    return _empty_in_dim_order_of(input, list(input.shape))
 
 
 # A concatenation only moves bytes: torch's is the device's, in any dim order.

@@ -92,7 +92,7 @@ def test_a_glu_becomes_a_gate_with_the_same_result() -> None:
 class _Neck(nn.Module):
     """A YOLO-style neck and a U-Net step: resized maps joined with others, a ReLU
     whose output a concatenation with signed values shares, cuts along channels and
-    width, a GLU over channels, a FOMO-style softmax over channels."""
+    width, a channel shuffle, a GLU over channels, a FOMO-style softmax over channels."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -105,7 +105,9 @@ class _Neck(nn.Module):
         fine = F.relu(self.stem(x))
         up = F.interpolate(self.deep(fine), scale_factor=2.0, mode="nearest")
         fused = self.fuse(torch.cat([up, fine], dim=1))
-        gated = F.glu(fused, dim=1)
+        n, c, h, w = fused.shape
+        shuffled = fused.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
+        gated = F.glu(shuffled, dim=1)
         cut = torch.cat([fused[:, :, :, :3], fused[:, :, :, 5:12:3]], dim=3)
         return self.head(gated), cut, fused[:, 1:6:2], torch.softmax(self.head(gated), dim=1)
 
@@ -117,7 +119,13 @@ def test_resizes_joins_and_cuts_run_in_int8_with_no_layout_copy(target: str) -> 
     warnings: list[str] = []
     artifacts = export(
         ModelBundle(_Neck(), calibration[0], calibration),
-        ExportOptions(target=target, name="neck", strict=True, warn=warnings.append),
+        ExportOptions(
+            target=target,
+            name="neck",
+            strict=True,
+            warn=warnings.append,
+            expose_activations="all",
+        ),
     )
     manifest = artifacts.manifest
     assert manifest["macs"]["cmsis_nn"] == manifest["macs"]["total"] > 0
@@ -125,6 +133,7 @@ def test_resizes_joins_and_cuts_run_in_int8_with_no_layout_copy(target: str) -> 
     assert manifest["layout_copies"]["calls"] == 0
     operators = manifest["operators"]
     assert "et_zephyr::concatenate.out" in operators and "et_zephyr::slice.out" in operators
+    assert "et_zephyr::channel_shuffle.out" in operators
     assert "aten::upsample_nearest2d.vec_out" in operators and "cortex_m::softmax.out" in operators
     assert "aten::cat.out" not in operators and "aten::slice_copy.Tensor_out" not in operators
     assert warnings == []
@@ -137,3 +146,57 @@ def test_resizes_joins_and_cuts_run_in_int8_with_no_layout_copy(target: str) -> 
         inputs = (torch.from_numpy(np.asarray(vectors["input_0"][v])),)
         for index, result in enumerate(run_pte(artifacts.files["neck.pte"], inputs, isa)):
             assert np.array_equal(result.contiguous().numpy(), vectors[f"output_{index}"][v])
+
+
+class _Prelus(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = nn.Conv2d(3, 4, 3, padding=1)
+        self.second = nn.Conv2d(4, 4, 1)
+        self.one = nn.PReLU()
+        self.per_channel = nn.PReLU(4)
+        with torch.no_grad():
+            self.one.weight.fill_(0.2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.per_channel(self.second(self.one(self.first(x))))
+
+
+def test_a_single_slope_prelu_becomes_a_table_and_a_per_channel_one_is_named() -> None:
+    torch.manual_seed(0)
+    calibration = [(torch.randn(1, 3, 6, 6),) for _ in range(8)]
+    warnings: list[str] = []
+    artifacts = export(
+        ModelBundle(_Prelus(), calibration[0], calibration),
+        ExportOptions(target="cortex-m4", warn=warnings.append),
+    )
+    operators = artifacts.manifest["operators"]
+    assert "cortex_m::quantized_activation.out" in operators
+    assert not any("leaky_relu" in name or "prelu" in name for name in operators)
+    # The per-channel PReLU's float select is what the warning names.
+    assert any("aten::where" in warning for warning in warnings)
+
+
+def test_a_layer_left_unlowered_on_int8_tensors_is_refused(monkeypatch) -> None:
+    """Upstream's activation fusion left a YOLO neck's convolution as an int8
+    aten::convolution, integer sums with no quantization: et-export refuses such a
+    program, naming the layer."""
+    from et_zephyr import cortex_m_passes
+    from et_zephyr.errors import ExportError
+    from executorch.backends.cortex_m.passes.activation_fusion_pass import ActivationFusionPass
+
+    upstream = cortex_m_passes.pass_list
+
+    def without_the_fix(*args: object) -> list[type]:
+        return [
+            ActivationFusionPass if p.__name__ == "ActivationFusionWithinRange" else p
+            for p in upstream(*args)  # type: ignore[arg-type]
+        ]
+
+    monkeypatch.setattr(cortex_m_passes, "pass_list", without_the_fix)
+    torch.manual_seed(0)
+    calibration = [(torch.randn(1, 3, 10, 14),) for _ in range(8)]
+    with pytest.raises(
+        ExportError, match=r"aten::convolution\.out \(node .*was left on a portable"
+    ):
+        export(ModelBundle(_Neck(), calibration[0], calibration), ExportOptions(target="cortex-m4"))
