@@ -1,0 +1,145 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * Host driver for et-zephyr's byte-moving kernels (lib/src/kernels/slice.cpp,
+ * channel_shuffle.cpp and, with -DWITH_CMSIS_NN, concatenate.cpp) on ExecuTorch
+ * tensors in any dim order. Reads cases from a file of int64 words, writes each
+ * case's status (0: ran, 1: refused) and output bytes, in memory order, to another:
+ *
+ *   case:   kind (0 slice, 1 channel_shuffle, 2 concatenate), inputs, then per input
+ *           a tensor, then the output's tensor, then kind's arguments
+ *   tensor: rank, sizes[rank], dim_order[rank], then numel bytes (one word each)
+ *
+ * tests/python/test_byte_movers.py builds it with g++ against the executorch wheel.
+ */
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch/runtime/kernel/kernel_runtime_context.h>
+
+using torch::executor::ArrayRef;
+using torch::executor::KernelRuntimeContext;
+using torch::executor::ScalarType;
+using torch::executor::Tensor;
+using TensorImpl = executorch::runtime::etensor::TensorImpl;
+
+namespace et_zephyr::native {
+Tensor &slice_out(KernelRuntimeContext &, const Tensor &, int64_t, int64_t, int64_t, int64_t,
+                  Tensor &);
+Tensor &channel_shuffle_out(KernelRuntimeContext &, const Tensor &, int64_t, Tensor &);
+#ifdef WITH_CMSIS_NN
+Tensor &concatenate_out(KernelRuntimeContext &, ArrayRef<Tensor>, int64_t, Tensor &);
+#endif
+} // namespace et_zephyr::native
+
+namespace {
+
+struct Words {
+    std::vector<int64_t> words;
+    size_t next = 0;
+    int64_t take() { return words.at(next++); }
+};
+
+/* A tensor and the storage its impl points at. */
+struct Owned {
+    std::vector<TensorImpl::SizesType> sizes;
+    std::vector<TensorImpl::DimOrderType> dim_order;
+    std::vector<TensorImpl::StridesType> strides;
+    std::vector<int8_t> bytes;
+    TensorImpl *impl = nullptr;
+};
+
+void read_tensor(Words &in, Owned &t) {
+    const auto rank = static_cast<size_t>(in.take());
+    t.sizes.resize(rank);
+    t.dim_order.resize(rank);
+    t.strides.resize(rank);
+    size_t numel = 1;
+    for (auto &s : t.sizes) {
+        s = static_cast<TensorImpl::SizesType>(in.take());
+        numel *= static_cast<size_t>(s);
+    }
+    for (auto &d : t.dim_order) {
+        d = static_cast<TensorImpl::DimOrderType>(in.take());
+    }
+    int64_t stride = 1;
+    for (size_t i = rank; i-- > 0;) {
+        t.strides[t.dim_order[i]] = static_cast<TensorImpl::StridesType>(stride);
+        stride *= t.sizes[t.dim_order[i]];
+    }
+    t.bytes.resize(numel);
+    for (auto &b : t.bytes) {
+        b = static_cast<int8_t>(in.take());
+    }
+    t.impl = new TensorImpl(ScalarType::Char, static_cast<ssize_t>(rank), t.sizes.data(),
+                            t.bytes.data(), t.dim_order.data(), t.strides.data());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: %s CASES OUTPUTS\n", argv[0]);
+        return 2;
+    }
+    Words in;
+    FILE *cases = std::fopen(argv[1], "rb");
+    int64_t word = 0;
+    while (cases != nullptr && std::fread(&word, sizeof word, 1, cases) == 1) {
+        in.words.push_back(word);
+    }
+    if (cases != nullptr) {
+        std::fclose(cases);
+    }
+    FILE *out = std::fopen(argv[2], "wb");
+    if (out == nullptr) {
+        return 2;
+    }
+    while (in.next < in.words.size()) {
+        const int64_t kind = in.take();
+        const auto count = static_cast<size_t>(in.take());
+        std::vector<Owned> inputs(count);
+        for (auto &t : inputs) {
+            read_tensor(in, t);
+        }
+        Owned output;
+        read_tensor(in, output);
+        Tensor result(output.impl);
+        KernelRuntimeContext context;
+        if (kind == 0) {
+            const int64_t dim = in.take(), start = in.take(), end = in.take(), step = in.take();
+            et_zephyr::native::slice_out(context, Tensor(inputs[0].impl), dim, start, end, step,
+                                         result);
+        } else if (kind == 1) {
+            et_zephyr::native::channel_shuffle_out(context, Tensor(inputs[0].impl), in.take(),
+                                                   result);
+        } else {
+            const int64_t dim = in.take();
+#ifdef WITH_CMSIS_NN
+            std::vector<Tensor> tensors;
+            for (auto &t : inputs) {
+                tensors.emplace_back(t.impl);
+            }
+            et_zephyr::native::concatenate_out(context, ArrayRef<Tensor>(tensors.data(), count),
+                                               dim, result);
+#else
+            (void)dim;
+            return 3;
+#endif
+        }
+        const uint8_t refused = context.failure_state() != executorch::runtime::Error::Ok;
+        std::fwrite(&refused, 1, 1, out);
+        std::fwrite(output.bytes.data(), 1, output.bytes.size(), out);
+        for (auto &t : inputs) {
+            delete t.impl;
+        }
+        delete output.impl;
+    }
+    std::fclose(out);
+    return 0;
+}

@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: Apache-2.0
+"""et-zephyr's byte-moving kernels (lib/src/kernels/slice.cpp, channel_shuffle.cpp and,
+where CMSIS-NN's sources are at hand, concatenate.cpp), built with g++ against the
+executorch wheel and run on ExecuTorch tensors in every dim order a program gives them:
+the default, channels-last, 3-D and odd orders, and the tie-broken orders of tensors
+with dimensions of size 1 (their strides tie, so a program may order them either way).
+Every output byte must be the torch operator's (own_ops.py, the host reference), and
+tensors laid out differently must be refused, not misread."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import re
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import executorch
+import torch
+from conftest import REPO, need_tools
+from et_zephyr import own_ops
+from executorch.exir.tensor import dim_order_from_stride, stride_from_dim_order
+
+DRIVER = Path(__file__).parent / "byte_movers" / "byte_movers_cases.cpp"
+KERNELS = REPO / "lib/src/kernels"
+SLICE, SHUFFLE, CONCATENATE = 0, 1, 2
+CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
+
+
+def _build(out: Path) -> Path:
+    need_tools("g++")
+    wheel = Path(executorch.__path__[0])
+    include = wheel / "include"
+    (portable,) = (wheel / "extension/pybindings").glob("_portable_lib*.so")
+    import sysconfig
+
+    libdir = sysconfig.get_config_var("LIBDIR")
+    sources = [DRIVER, KERNELS / "slice.cpp", KERNELS / "channel_shuffle.cpp"]
+    flags = []
+    if CMSIS_NN:
+        sources += [KERNELS / "concatenate.cpp"]
+        sources += [Path(CMSIS_NN) / "Source/ConcatenationFunctions/arm_concatenation_s8_y.c"]
+        flags += ["-DWITH_CMSIS_NN", f"-I{CMSIS_NN}/Include"]
+    binary = out / "byte_movers"
+    runpath = _runpath(portable)
+    subprocess.run(
+        ["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror",
+         f"-isystem{include}", f"-isystem{include}/executorch/runtime/core/portable_type/c10",
+         "-DC10_USING_CUSTOM_GENERATED_MACROS", f"-I{KERNELS}", *flags,
+         # Positional: they apply to the libraries after them. ExecuTorch's runtime is in
+         # another of the wheel's libraries, which the portable one names.
+         "-Wl,--copy-dt-needed-entries", "-Wl,--allow-shlib-undefined",
+         f"-Wl,-rpath-link,{runpath}", f"-Wl,-rpath,{portable.parent}:{libdir}:{runpath}",
+         *map(str, sources), str(portable), *_wheel_dependencies(portable, wheel),
+         f"-L{libdir}",
+         f"-lpython3.{sys.version_info.minor}", "-o", str(binary)],
+        check=True,
+    )  # fmt: skip
+    return binary
+
+
+def _runpath(library: Path) -> str:
+    """The library's RUNPATH, $ORIGIN expanded: where its own dependencies (ExecuTorch's
+    runtime, in another of the wheel's libraries) are found."""
+    need_tools("readelf")
+    dynamic = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True)
+    found = re.search(r"Library runpath: \[(.*)\]", dynamic.stdout)
+    return found.group(1).replace("$ORIGIN", str(library.parent)) if found else ""
+
+
+def _wheel_dependencies(library: Path, wheel: Path) -> list[str]:
+    """The wheel's own libraries this one needs (found on its RUNPATH), by path."""
+    dynamic = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True)
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]", dynamic.stdout)
+    found = []
+    for directory in _runpath(library).split(":"):
+        for name in needed:
+            path = Path(directory).resolve() / name
+            if path.is_file() and path.is_relative_to(wheel):
+                found.append(str(path))
+    return found
+
+
+def _in_order(values: torch.Tensor, order: tuple[int, ...]) -> list[int]:
+    """The tensor's bytes as a buffer in this dim order holds them."""
+    return values.permute(order).contiguous().flatten().tolist()
+
+
+def _tensor_words(values: torch.Tensor, order: tuple[int, ...]) -> list[int]:
+    return [values.dim(), *values.shape, *order, *_in_order(values, order)]
+
+
+def _program_order(shape: list[int], order: tuple[int, ...]) -> tuple[int, ...]:
+    """The dim order a program records for a tensor laid out in `order` (ties between
+    dimensions of size 1 broken as ExecuTorch breaks them)."""
+    return tuple(int(d) for d in dim_order_from_stride(stride_from_dim_order(shape, list(order))))
+
+
+class Cases:
+    def __init__(self) -> None:
+        self.words: list[int] = []
+        self.expected: list[tuple[bool, list[int]]] = []
+        self.kinds: list[int] = []
+
+    def add(
+        self,
+        kind: int,
+        inputs: list[tuple[torch.Tensor, tuple[int, ...]]],
+        output: torch.Tensor,
+        order: tuple[int, ...],
+        arguments: list[int],
+        refused: bool = False,
+    ) -> None:
+        self.kinds.append(kind)
+        self.words += [kind, len(inputs)]
+        for values, input_order in inputs:
+            self.words += _tensor_words(values, input_order)
+        self.words += _tensor_words(torch.zeros_like(output), order) + arguments
+        self.expected.append((refused, _in_order(output, order)))
+
+
+def _orders(rank: int) -> list[tuple[int, ...]]:
+    default = tuple(range(rank))
+    last = (0, *range(2, rank), 1)
+    odd = tuple(reversed(default))
+    return list(dict.fromkeys([default, last, odd]))
+
+
+def _cases() -> Cases:
+    rng = random.Random(7)
+    generator = torch.Generator().manual_seed(7)
+    cases = Cases()
+    for rank, _ in itertools.product((3, 4), range(30)):
+        shape = [rng.choice([1, 1, 2, 3, 5, 7, 9]) for _ in range(rank)]
+        values = torch.randint(-128, 128, shape, dtype=torch.int8, generator=generator)
+        for order in _orders(rank):
+            dim = rng.randrange(rank)
+            start = rng.randrange(shape[dim])
+            end = rng.randrange(start + 1, shape[dim] + 1)
+            step = rng.choice([1, 1, 2, 3])
+            cut = own_ops._slice(values, dim, start, end, step)
+            out_order = _program_order(list(cut.shape), order)
+            in_order = _program_order(shape, order)
+            cases.add(SLICE, [(values, in_order)], cut, out_order, [dim, start, end, step])
+            if sum(s > 1 for s in cut.shape) >= 2 and out_order != tuple(range(rank)):
+                # The output laid out otherwise: refused.
+                other = tuple(range(rank)) if order != tuple(range(rank)) else _orders(rank)[1]
+                if [d for d in other if cut.shape[d] > 1] != [
+                    d for d in out_order if cut.shape[d] > 1
+                ]:
+                    cases.add(
+                        SLICE, [(values, in_order)], cut, other, [dim, start, end, step], True
+                    )
+    for channels, groups, order in itertools.product((4, 6, 12), (2, 3), _orders(4)):
+        if channels % groups:
+            continue
+        shape = [1, channels, rng.choice([1, 3]), rng.choice([1, 4])]
+        values = torch.randint(-128, 128, shape, dtype=torch.int8, generator=generator)
+        shuffled = own_ops._channel_shuffle(values, groups)
+        program = _program_order(shape, order)
+        cases.add(SHUFFLE, [(values, program)], shuffled, program, [groups])
+    cases.add(SHUFFLE, [(values, program)], shuffled, program, [5], refused=True)
+    if CMSIS_NN:
+        for order, dim in itertools.product(_orders(4), range(4)):
+            pieces = []
+            for size in (1, 3, 2):
+                shape = [2, 3, 4, 5]
+                shape[dim] = size
+                pieces.append(torch.randint(-128, 128, shape, dtype=torch.int8))
+            joined = torch.cat(pieces, dim)
+            inputs = [(p, _program_order(list(p.shape), order)) for p in pieces]
+            out_order = _program_order(list(joined.shape), order)
+            cases.add(CONCATENATE, inputs, joined, out_order, [dim])
+    return cases
+
+
+def test_the_kernels_move_the_bytes_torch_does_in_every_dim_order(tmp_path: Path) -> None:
+    binary = _build(tmp_path)
+    cases = _cases()
+    (tmp_path / "cases.bin").write_bytes(struct.pack(f"<{len(cases.words)}q", *cases.words))
+    subprocess.run([str(binary), str(tmp_path / "cases.bin"), str(tmp_path / "out.bin")],
+                   check=True)  # fmt: skip
+    results = (tmp_path / "out.bin").read_bytes()
+    offset = 0
+    for index, (refused, expected) in enumerate(cases.expected):
+        status = results[offset]
+        got = list(
+            struct.unpack(f"{len(expected)}b", results[offset + 1 : offset + 1 + len(expected)])
+        )
+        offset += 1 + len(expected)
+        assert status == refused, index
+        if not refused:
+            assert got == expected, index
+    assert offset == len(results)
+    assert sum(refused for refused, _ in cases.expected) >= 2
+    # concatenate.cpp is built and run where CMSIS-NN's sources are (ET_ZEPHYR_CMSIS_NN_DIR).
+    assert (CONCATENATE in cases.kinds) == bool(CMSIS_NN)
