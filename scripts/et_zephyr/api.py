@@ -46,6 +46,7 @@ from .passes.one_d_as_two_d import one_d_as_two_d
 from .passes.prelu_as_leaky_relu import prelu_as_leaky_relu
 from .passes.spatial_means_as_pools import spatial_means_as_pools
 from .passes.transpose_conv_rows import crop_transpose_conv_rows
+from .passes.transpose_conv_variants import plain_transpose_convs
 from .quantizer import cortex_m_quantizer
 from .recurrent import unroll_recurrent
 from .requantization import fold_constant_scales, fold_requantize_chains
@@ -135,14 +136,15 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
 def _rewrite_for_the_quantizer(graph: GraphModule) -> None:
     """The model's forms the Cortex-M quantizer does not match, as ones it does: string
     paddings, GLUs, single-slope PReLUs, the 1-D family, spatial means, channel shuffles,
-    transpose convolutions CMSIS-NN pads wrongly, attention, recurrent layers, other
-    means."""
+    dilated, grouped and output-padded transpose convolutions, transpose convolutions
+    CMSIS-NN pads wrongly, attention, recurrent layers, other means."""
     explicit_padding(graph)
     glu_as_gate(graph)
     prelu_as_leaky_relu(graph)
     one_d_as_two_d(graph)
     spatial_means_as_pools(graph)
     channel_shuffles(graph)
+    plain_transpose_convs(graph)
     crop_transpose_conv_rows(graph)
     decompose_attention(graph)
     unroll_recurrent(graph)

@@ -12,6 +12,7 @@
 - transposed(): transpose convolutions on CMSIS-NN's arm_transpose_conv_wrapper_s8,
   both its paths (input channels above and below its reverse-convolution threshold),
   and a ConvTranspose1d;
+- transposed_variants(): transpose convolutions with output padding, groups, dilation;
 - joins(): nearest resizes, concatenations and slices on channels-last maps
   (et_zephyr::concatenate and ::slice), a ReLU sharing a concatenation's range, a GLU,
   a softmax over channels-last channels.
@@ -243,3 +244,33 @@ class Joins(nn.Module):
 def joins() -> tuple:
     torch.manual_seed(0)
     return _bundle(Joins(), (1, 3, 9, 11))
+
+
+class TransposedVariants(nn.Module):
+    """Transpose convolutions with output padding, groups (depthwise too) and dilation
+    (et_zephyr/passes/transpose_conv_variants.py)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lift = nn.Conv2d(3, 8, 3, padding=1)
+        self.layers = nn.ModuleList(
+            [
+                nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1),
+                nn.ConvTranspose2d(8, 8, 3, stride=2, padding=1, groups=8),
+                nn.ConvTranspose2d(8, 4, 3, stride=1, padding=2, dilation=2),
+                nn.ConvTranspose2d(8, 6, 4, stride=2, padding=1, groups=2),
+                nn.ConvTranspose2d(
+                    8, 4, (3, 5), stride=(2, 3), padding=(1, 2), output_padding=(1, 2),
+                    dilation=(1, 2), groups=2,
+                ),
+            ]
+        )  # fmt: skip
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = self.lift(x)
+        return tuple(layer(y) for layer in self.layers)
+
+
+def transposed_variants() -> tuple:
+    torch.manual_seed(0)
+    return _bundle(TransposedVariants(), (1, 3, 7, 6))

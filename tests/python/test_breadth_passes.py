@@ -16,6 +16,7 @@ from et_zephyr.passes.explicit_padding import explicit_padding
 from et_zephyr.passes.one_d_as_two_d import one_d_as_two_d
 from et_zephyr.passes.spatial_means_as_pools import spatial_means_as_pools
 from et_zephyr.passes.transpose_conv_rows import crop_transpose_conv_rows
+from et_zephyr.passes.transpose_conv_variants import plain_transpose_convs
 from torch import nn
 
 aten = torch.ops.aten
@@ -162,6 +163,46 @@ def test_an_activation_after_a_cropped_transpose_convolution_goes_before_the_cro
     torch.testing.assert_close(graph(x), model(x), rtol=0, atol=1e-5)
 
 
+VARIANT_CASES = [  # (module, input shape, rewritten)
+    (nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1), (1, 8, 5, 6), True),
+    (nn.ConvTranspose2d(8, 8, 3, stride=2, padding=1, groups=8), (1, 8, 5, 6), True),
+    (nn.ConvTranspose2d(8, 4, 3, stride=1, padding=2, dilation=2), (1, 8, 5, 6), True),
+    (nn.ConvTranspose2d(6, 9, 4, stride=2, padding=1, groups=3), (1, 6, 4, 7), True),
+    (
+        nn.ConvTranspose2d(
+            8,
+            4,
+            (3, 5),
+            stride=(2, 3),
+            padding=(1, 2),
+            output_padding=(1, 2),
+            dilation=(1, 2),
+            groups=2,
+        ),
+        (1, 8, 5, 6),
+        True,
+    ),  # fmt: skip
+    (nn.ConvTranspose2d(5, 3, 2, stride=2, output_padding=1), (1, 5, 4, 4), False),
+    (nn.ConvTranspose2d(5, 3, 3, stride=2, padding=1), (1, 5, 4, 4), False),
+]
+
+
+@pytest.mark.parametrize(("module", "shape", "rewritten"), VARIANT_CASES)
+def test_dilated_grouped_and_output_padded_transpose_convolutions_become_plain_ones(
+    module, shape, rewritten
+) -> None:
+    torch.manual_seed(0)
+    model, x = _Convolution(module), torch.randn(shape)
+    graph = _captured(model, (x,))
+    assert plain_transpose_convs(graph) == int(rewritten)
+    if rewritten:
+        for node in graph.graph.nodes:
+            if node.target == aten.conv_transpose2d.input:
+                # No output padding, one group, no dilation.
+                assert list(node.args[5:]) == [[0, 0], 1, [1, 1]]
+    torch.testing.assert_close(graph(x), model(x), rtol=0, atol=1e-5)
+
+
 class _Tcn(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -206,6 +247,21 @@ class _Pooled(nn.Module):
         return self.head(F.relu(self.up(y)).flatten(1))
 
 
+class _Variants(nn.Module):
+    """Output padding, depthwise groups and dilation in transpose convolutions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lift = nn.Conv2d(3, 8, 3, padding=1)
+        self.padded = nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1)
+        self.depthwise = nn.ConvTranspose2d(8, 8, 3, stride=2, padding=1, groups=8)
+        self.dilated = nn.ConvTranspose2d(8, 4, 3, padding=2, dilation=2)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = F.relu(self.lift(x))
+        return self.padded(y), self.depthwise(y), self.dilated(y)
+
+
 EXPORTS = {  # name: (model, input shape, layout copies)
     # The input's: [1, 6, 100] to channels-last.
     "tcn": (_Tcn, (1, 6, 100), 1),
@@ -213,6 +269,7 @@ EXPORTS = {  # name: (model, input shape, layout copies)
     "audio": (_Audio, (1, 1, 512), 1),
     # The flatten's, into the linear.
     "pooled": (_Pooled, (1, 3, 32, 32), 1),
+    "transpose_variants": (_Variants, (1, 3, 7, 6), 0),
 }
 
 
