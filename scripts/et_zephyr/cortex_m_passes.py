@@ -28,6 +28,7 @@ from torch.fx import GraphModule, Node
 from .layer_norm_lowering import LayerNormToKernel
 from .lookup_tables import ELEMENTWISE, function_name, lookup_tables_except
 from .passes.activation_bounds import ActivationFusionWithinRange
+from .passes.ceil_mode_pools import CeilModeMaxPoolsPadded
 
 _QUANTIZE = exir_ops.edge.quantized_decomposed.quantize_per_tensor.default
 _DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
@@ -157,7 +158,7 @@ def pass_list(float_ops: frozenset[str] = frozenset()) -> list[type]:
         FoldAndAnnotateQParamsPass: folded,
         ReplaceScalarWithTensorArgPass: [ScalarArgsToTensorsInPlace],
         ReplaceQuantNodesPass: [QuantNodesToCortexMInPlace],
-        AtenToCortexMPass: [AtenToCortexMPass, PermutesToTransposesInPlace],
+        AtenToCortexMPass: [CeilModeMaxPoolsPadded, AtenToCortexMPass, PermutesToTransposesInPlace],
         ActivationFusionPass: [ActivationFusionWithinRange],
     }
     return [

@@ -200,3 +200,34 @@ def test_a_layer_left_unlowered_on_int8_tensors_is_refused(monkeypatch) -> None:
         ExportError, match=r"aten::convolution\.out \(node .*was left on a portable"
     ):
         export(ModelBundle(_Neck(), calibration[0], calibration), ExportOptions(target="cortex-m4"))
+
+
+class _CeilPools(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lift = nn.Conv2d(3, 5, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = self.lift(x)  # 13 x 14
+        return (
+            F.max_pool2d(y, 3, 2, ceil_mode=True),
+            F.max_pool2d(y, 2, 2, ceil_mode=True),
+            F.max_pool2d(y, 3, 2, 1, ceil_mode=True),
+            F.max_pool2d(y, (3, 2), (2, 3), (1, 0), ceil_mode=True),
+        )
+
+
+@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m55"])
+def test_ceil_mode_max_pools_run_on_cmsis_nn_over_a_padded_input(target: str) -> None:
+    torch.manual_seed(0)
+    calibration = [(torch.randn(1, 3, 13, 14),) for _ in range(8)]
+    artifacts = export(
+        ModelBundle(_CeilPools(), calibration[0], calibration),
+        ExportOptions(target=target, name="pools", strict=True),
+    )
+    operators = artifacts.manifest["operators"]
+    assert operators["cortex_m::quantized_max_pool2d.out"]["calls"] == 4
+    assert not any(name.startswith("aten::max_pool2d") for name in operators)
+    assert artifacts.manifest["layout_copies"]["calls"] == 0
+    # The -128 rows and columns never win: the program gives torch's ceil-mode maxima.
+    assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] == 0
