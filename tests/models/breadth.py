@@ -259,6 +259,7 @@ class TransposedVariants(nn.Module):
         self.layers = nn.ModuleList(
             [
                 nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1),
+                nn.ConvTranspose2d(8, 4, 3, stride=2, output_padding=1),
                 nn.ConvTranspose2d(8, 8, 3, stride=2, padding=1, groups=8),
                 nn.ConvTranspose2d(8, 4, 3, stride=1, padding=2, dilation=2),
                 nn.ConvTranspose2d(8, 6, 4, stride=2, padding=1, groups=2),

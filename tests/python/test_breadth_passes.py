@@ -182,7 +182,14 @@ VARIANT_CASES = [  # (module, input shape, rewritten)
         (1, 8, 5, 6),
         True,
     ),  # fmt: skip
-    (nn.ConvTranspose2d(5, 3, 2, stride=2, output_padding=1), (1, 5, 4, 4), False),
+    (nn.ConvTranspose2d(5, 3, 2, stride=2, output_padding=1), (1, 5, 4, 4), True),
+    (nn.ConvTranspose2d(2, 4, 3, stride=2, output_padding=1), (1, 2, 5, 5), True),
+    (nn.ConvTranspose2d(3, 6, 4, stride=2, output_padding=(1, 0)), (1, 3, 4, 4), True),
+    (
+        nn.ConvTranspose2d(3, 6, 3, stride=2, padding=1, output_padding=1, dilation=2),
+        (1, 3, 8, 8),
+        True,
+    ),
     (nn.ConvTranspose2d(5, 3, 3, stride=2, padding=1), (1, 5, 4, 4), False),
 ]
 

@@ -7,9 +7,9 @@ others in float. Each has an exact plain form:
 - dilation d: the kernel with d - 1 zero rows and columns between its taps;
 - groups g: the input's g channel slices, one transpose convolution each, their
   outputs concatenated (et-zephyr's slice and concatenation kernels, no copies);
-- output padding op no larger than the padding p: PyTorch's output is rows and columns
-  p .. p + size of the unpadded layer's output, a slice of each.
-Output padding beyond the padding (rows only the bias reaches) stays in float.
+- output padding op: PyTorch's output is rows and columns p .. p + its size of the
+  layer without padding, a slice of each; where op exceeds the padding p, the rows only
+  the bias reaches are those of zero input rows appended (a pad of the zero point).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ aten = torch.ops.aten
 
 
 def plain_transpose_convs(graph: GraphModule) -> int:
-    """Each transpose convolution with dilation, groups or an output padding within its
-    padding becomes plain ones and slices. Returns how many changed."""
+    """Each transpose convolution with dilation, groups or an output padding becomes plain
+    ones, slices and concatenations. Returns how many changed."""
     changed = 0
     for node in list(graph.graph.nodes):
         if node.op != "call_function" or node.target != aten.conv_transpose2d.input:
@@ -40,14 +40,19 @@ def plain_transpose_convs(graph: GraphModule) -> int:
             continue
         if weight.op != "get_attr" or (bias is not None and bias.op != "get_attr"):
             continue
-        if any(op > p for op, p in zip(output_padding, padding)):
-            continue
         kernel = _dilated(_value(graph, weight), dilation)
         biases = None if bias is None else _value(graph, bias)
         # Output padding: no padding, then PyTorch's rows and columns.
         unpadded = output_padding != [0, 0]
         pads = [0, 0] if unpadded else padding
         with graph.graph.inserting_before(node):
+            # Rows and columns past the padding only the bias reaches: those of zero
+            # input rows and columns appended (the zero point, exactly 0).
+            stride = _pair(stride)
+            extra = [-(-max(0, op - p) // s) for op, p, s in zip(output_padding, padding, stride)]
+            if any(extra):
+                x = call(graph, node, aten.constant_pad_nd.default, x,
+                         [0, extra[1], 0, extra[0]], 0.0)  # fmt: skip
             pieces = []
             per_group_in = kernel.shape[0] // groups
             per_group_out = kernel.shape[1]
