@@ -4,8 +4,8 @@ kernels, and softmaxes over channels-last channels in that order.
 
 ExecuTorch's portable aten::cat and aten::slice_copy index by the default dim order,
 so a channels-last concatenation (a U-Net's skip connection, a fire module's two
-expands) or cut (a GLU's halves, a crop, a chunk) would make dim_orders.py copy every input to
-the default order and the output back. The module's et_zephyr::concatenate
+expands) or cut (a GLU's halves, a crop, a chunk, a time step) would make dim_orders.py
+copy every input to the default order and the output back. The module's et_zephyr::concatenate
 (lib/src/kernels/concatenate.cpp, on CMSIS-NN's arm_concatenation_s8_y) and
 et_zephyr::slice (slice.cpp) move the bytes in the dim order the tensors share: no
 copy. Those in the default order, of float tensors, of tensors in different dim orders
@@ -31,6 +31,8 @@ from .dim_orders import with_dim_order
 _CAT = exir_ops.edge.aten.cat.default
 _SLICE = exir_ops.edge.aten.slice_copy.Tensor
 _SPLIT = exir_ops.edge.aten.split_with_sizes_copy.default
+_SELECT = exir_ops.edge.aten.select_copy.int
+_VIEW = exir_ops.edge.aten.view_copy.default
 _CONCATENATE = exir_ops.edge.et_zephyr.concatenate.default
 _SLICE_KERNEL = exir_ops.edge.et_zephyr.slice.default
 _SOFTMAX = exir_ops.edge.cortex_m.softmax.default
@@ -50,6 +52,8 @@ def kernels_in_dim_order(program: ExportedProgram) -> int:
             given += _concatenate(node)
         elif node.target == _SLICE:
             given += _slice(node)
+        elif node.target == _SELECT:
+            given += _select(node)
         elif node.target == _SOFTMAX:
             given += _softmax(node)
         elif node.target == _CHANNEL_SHUFFLE:
@@ -90,6 +94,31 @@ def _slice(node: Node) -> bool:
     node.target = _SLICE_KERNEL
     node.args = (source, dim, start, max(start, end), int(step))  # type: ignore[call-overload]
     node.meta["val"] = with_dim_order(node.meta["val"], order)
+    return True
+
+
+def _select(node: Node) -> bool:
+    """`x[:, :, t]`: a slice of one index, then a view without that dimension where its
+    bytes are already in the default order (a TCN's last time step)."""
+    source = node.args[0]
+    assert isinstance(source, Node)
+    order = _shared_dim_order([source])
+    if order is None or not _int8(node):
+        return False
+    shape = list(source.meta["val"].shape)
+    dim = int(node.args[1]) % len(shape)  # type: ignore[call-overload]
+    index = int(node.args[2]) % shape[dim]  # type: ignore[call-overload]
+    shape[dim] = 1
+    if [d for d in order if shape[d] != 1] != [d for d in range(len(shape)) if shape[d] != 1]:
+        return False
+    graph = node.graph
+    with graph.inserting_before(node):
+        cut = graph.call_function(_SLICE_KERNEL, (source, dim, index, index + 1, 1))
+    value = node.meta["val"]
+    cut.meta = dict(node.meta)
+    cut.meta["val"] = with_dim_order(value.new_empty(shape), order)
+    node.target = _VIEW
+    node.args = (cut, list(value.shape))
     return True
 
 
