@@ -51,20 +51,20 @@ def unsupported_operator() -> tuple:
     return Bessel(), (torch.randn(1, 8),), _samples((1, 8), 4)
 
 
-class GroupedTransposeConv(nn.Module):
-    """A transpose convolution in groups: CMSIS-NN has no grouped one, so it stays float."""
+class VolumeConv(nn.Module):
+    """A 3-D convolution (video, volumetric sensors): CMSIS-NN has none, so it stays float."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.conv = nn.ConvTranspose2d(4, 8, 3, groups=2)
+        self.conv = nn.Conv3d(2, 4, 3)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.conv(x)
 
 
-def grouped_transpose_conv() -> tuple:
+def volume_conv() -> tuple:
     torch.manual_seed(0)
-    return GroupedTransposeConv(), _samples((1, 4, 6, 6), 1)[0], _samples((1, 4, 6, 6), 8)
+    return VolumeConv(), _samples((1, 2, 4, 5, 5), 1)[0], _samples((1, 2, 4, 5, 5), 8)
 
 
 class SmallCNN(nn.Module):

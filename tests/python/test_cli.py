@@ -101,10 +101,10 @@ def test_random_calibration_warns(tmp_path: Path) -> None:
 
 
 def test_mac_operator_on_portable_kernel_warns_and_strict_fails(tmp_path: Path) -> None:
-    relaxed = et_export(f"{MODELS}:grouped_transpose_conv", "-o", "relaxed", cwd=tmp_path)
+    relaxed = et_export(f"{MODELS}:volume_conv", "-o", "relaxed", cwd=tmp_path)
     assert relaxed.returncode == 0, relaxed.stderr
     assert "aten::convolution.out" in relaxed.stderr
-    strict = et_export(f"{MODELS}:grouped_transpose_conv", "--strict", "-o", "strict", cwd=tmp_path)
+    strict = et_export(f"{MODELS}:volume_conv", "--strict", "-o", "strict", cwd=tmp_path)
     assert_clean_error(strict, "MAC-bearing operators left on portable kernels")
     assert not (tmp_path / "strict").exists()
 
