@@ -40,6 +40,7 @@ from .loading import Inputs, ModelBundle, load_model
 from .mean_as_matmul import means_to_matmuls
 from .memory import arena_sizes, planned_lower_bound
 from .passes.channel_shuffle import channel_shuffles
+from .passes.constant_weights import check_constant_weights
 from .passes.explicit_padding import explicit_padding
 from .passes.glu_as_gate import glu_as_gate
 from .passes.one_d_as_two_d import one_d_as_two_d
@@ -138,6 +139,7 @@ def _rewrite_for_the_quantizer(graph: GraphModule) -> None:
     paddings, GLUs, single-slope PReLUs, the 1-D family, spatial means, channel shuffles,
     dilated, grouped and output-padded transpose convolutions, transpose convolutions
     CMSIS-NN pads wrongly, attention, recurrent layers, other means."""
+    check_constant_weights(graph)
     explicit_padding(graph)
     glu_as_gate(graph)
     prelu_as_leaky_relu(graph)

@@ -51,6 +51,23 @@ def unsupported_operator() -> tuple:
     return Bessel(), (torch.randn(1, 8),), _samples((1, 8), 4)
 
 
+class DynamicFilter(nn.Module):
+    """A convolution whose filter the model computes from its input: refused, named."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filters = nn.Linear(4 * 6 * 6, 8 * 4 * 3 * 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weight = self.filters(x.flatten()).view(8, 4, 3, 3)
+        return nn.functional.conv2d(x, weight)
+
+
+def dynamic_filter() -> tuple:
+    torch.manual_seed(0)
+    return DynamicFilter(), _samples((1, 4, 6, 6), 1)[0], _samples((1, 4, 6, 6), 8)
+
+
 class VolumeConv(nn.Module):
     """A 3-D convolution (video, volumetric sensors): CMSIS-NN has none, so it stays float."""
 

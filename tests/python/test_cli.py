@@ -129,6 +129,7 @@ def test_float_arithmetic_on_a_portable_kernel_warns_and_strict_fails(tmp_path: 
         (f"{MODELS}:wrong_input_shape", (), "rejects its example inputs of shape (1, 9)"),
         (f"{MODELS}:tiny_without_calibration", (), "no calibration data"),
         (f"{MODELS}:unsupported_operator", (), "operator aten::i0.out (node 'aten_i0_default'"),
+        (f"{MODELS}:dynamic_filter", (), "operator aten::conv2d (node 'conv2d', "),
         (f"{MODELS}:tiny", ("--target", "cortex-m0", "--isa", "mve"), "not available on"),
         (f"{MODELS}:tiny", ("--target", "cortex-m9"), "unknown target 'cortex-m9'"),
         (f"{MODELS}:tiny", ("--calib", "none.npz"), "calibration file not found: none.npz"),
