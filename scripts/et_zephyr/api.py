@@ -44,7 +44,7 @@ from .passes.constant_weights import check_constant_weights
 from .passes.explicit_padding import explicit_padding
 from .passes.glu_as_gate import glu_as_gate
 from .passes.one_d_as_two_d import one_d_as_two_d
-from .passes.prelu_as_leaky_relu import prelu_as_leaky_relu
+from .passes.prelu_in_int8 import prelu_in_int8
 from .passes.spatial_means_as_pools import spatial_means_as_pools
 from .passes.transpose_conv_rows import crop_transpose_conv_rows
 from .passes.transpose_conv_variants import plain_transpose_convs
@@ -136,13 +136,13 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
 
 def _rewrite_for_the_quantizer(graph: GraphModule) -> None:
     """The model's forms the Cortex-M quantizer does not match, as ones it does: string
-    paddings, GLUs, single-slope PReLUs, the 1-D family, spatial means, channel shuffles,
+    paddings, GLUs, PReLUs, the 1-D family, spatial means, channel shuffles,
     dilated, grouped and output-padded transpose convolutions, transpose convolutions
     CMSIS-NN pads wrongly, attention, recurrent layers, other means."""
     check_constant_weights(graph)
     explicit_padding(graph)
     glu_as_gate(graph)
-    prelu_as_leaky_relu(graph)
+    prelu_in_int8(graph)
     one_d_as_two_d(graph)
     spatial_means_as_pools(graph)
     channel_shuffles(graph)

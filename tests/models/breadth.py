@@ -16,7 +16,7 @@
 - transposed_variants(): transpose convolutions with output padding, groups, dilation;
 - joins(): nearest resizes, concatenations and slices on channels-last maps
   (et_zephyr::concatenate and ::slice), a ReLU sharing a concatenation's range, a GLU,
-  a softmax over channels-last channels.
+  a softmax over channels-last channels, PReLUs;
 
 Run with 32 generated inputs from a quarter to 16x the calibration range.
 """
@@ -215,8 +215,8 @@ def sequence_sweep() -> tuple:
 class Joins(nn.Module):
     """Nearest resizes (integer, odd and fractional scales, a size, a shrink) and
     concatenations (along channels of odd counts, three inputs, along width) on
-    channels-last maps, a ReLU whose output a concatenation shares, a GLU and a softmax
-    over channels."""
+    channels-last maps, a ReLU whose output a concatenation shares, a GLU, a softmax
+    over channels and PReLUs with one slope and a slope per channel."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -224,6 +224,11 @@ class Joins(nn.Module):
         self.branch = nn.Conv2d(5, 3, 1)
         self.fuse = nn.Conv2d(8, 4, 3, padding=1)
         self.gated = nn.Conv1d(3, 6, 3, padding=1)
+        self.prelu = nn.PReLU()
+        self.prelus = nn.PReLU(3)
+        with torch.no_grad():
+            self.prelu.weight.fill_(0.2)
+            self.prelus.weight.copy_(torch.tensor([0.1, -0.4, 0.7]))
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         y = self.lift(x)  # 5 channels, 9 x 11
@@ -241,6 +246,8 @@ class Joins(nn.Module):
             torch.cat([y[:, :, :, :4], y], dim=3),
             F.glu(self.gated(y[:, :3, 0, :]), dim=1),
             torch.softmax(branch, dim=1),
+            self.prelu(y),
+            self.prelus(branch),
         )
 
 

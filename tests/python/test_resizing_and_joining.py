@@ -162,19 +162,24 @@ class _Prelus(nn.Module):
         return self.per_channel(self.second(self.one(self.first(x))))
 
 
-def test_a_single_slope_prelu_becomes_a_table_and_a_per_channel_one_is_named() -> None:
+@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m55"])
+def test_prelus_with_one_slope_and_a_slope_per_channel_run_in_int8(target: str) -> None:
     torch.manual_seed(0)
     calibration = [(torch.randn(1, 3, 6, 6),) for _ in range(8)]
-    warnings: list[str] = []
+    model = _Prelus()
+    with torch.no_grad():
+        model.per_channel.weight.copy_(torch.tensor([0.1, 0.25, 0.5, -0.3]))
     artifacts = export(
-        ModelBundle(_Prelus(), calibration[0], calibration),
-        ExportOptions(target="cortex-m4", warn=warnings.append),
+        ModelBundle(model, calibration[0], calibration),
+        ExportOptions(target=target, strict=True),
     )
-    operators = artifacts.manifest["operators"]
+    manifest = artifacts.manifest
+    operators = manifest["operators"]
     assert "cortex_m::quantized_activation.out" in operators
-    assert not any("leaky_relu" in name or "prelu" in name for name in operators)
-    # The per-channel PReLU's float select is what the warning names.
-    assert any("aten::where" in warning for warning in warnings)
+    assert "cortex_m::quantized_mul.out" in operators
+    assert not any("prelu" in name or "where" in name for name in operators)
+    assert manifest["layout_copies"]["calls"] == 0
+    assert manifest["agreement"]["max_steps_vs_fake_quant"] <= 1
 
 
 def test_a_layer_left_unlowered_on_int8_tensors_is_refused(monkeypatch) -> None:
