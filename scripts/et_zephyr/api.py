@@ -51,6 +51,7 @@ from .passes.transpose_conv_variants import plain_transpose_convs
 from .quantizer import cortex_m_quantizer
 from .recurrent import unroll_recurrent
 from .requantization import fold_constant_scales, fold_requantize_chains
+from .resize_kernels import bilinear_resizes_to_kernel
 from .targets import DEFAULT_TARGET, Target, resolve_target
 from .timing import StepTimes
 from .verify import compare
@@ -205,6 +206,7 @@ def _lower(
         pipeline.remove_noop_pads(lowered)
         pipeline.convolve_single_channel_inputs(lowered, target)
         pipeline.drop_unused_constants(lowered)
+        bilinear_resizes_to_kernel(lowered)
         kernels_in_dim_order(lowered)
         dim_orders.default_dim_order_for_portable(lowered)
         # After the dim orders are final: the kernel runs channels-last tensors only.

@@ -37,7 +37,12 @@ _TO_DIM_ORDER_COPY = exir_ops.edge.dim_order_ops._to_dim_order_copy.default
 _LAYOUT_AWARE = ("cortex_m", "dim_order_ops")
 # The module's kernels that take tensors in any dim order they share.
 _ANY_DIM_ORDER = frozenset(
-    {"et_zephyr::concatenate", "et_zephyr::slice", "et_zephyr::channel_shuffle"}
+    {
+        "et_zephyr::concatenate",
+        "et_zephyr::slice",
+        "et_zephyr::channel_shuffle",
+        "et_zephyr::resize_bilinear",
+    }
 )
 # Portable kernels that read and write all their tensors in one memory order, whichever
 # it is (unary elementwise ones: apply_unitensor_elementwise_fn runs over the bytes).

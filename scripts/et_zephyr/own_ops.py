@@ -13,7 +13,7 @@ import torch
 from executorch.exir.tensor import dim_order_from_stride, stride_from_dim_order
 from torch.library import Library, impl, register_fake
 
-from .reference import layer_norm
+from .reference import layer_norm, resize
 
 NAMESPACE = "et_zephyr"
 _library = Library(NAMESPACE, "DEF")
@@ -42,10 +42,24 @@ _library.define(f"slice.out({_SLICE_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)
 _library.define("channel_shuffle(Tensor input, int groups) -> Tensor")
 _library.define("channel_shuffle.out(Tensor input, int groups, *, Tensor(a!) out) -> Tensor(a!)")
 
+# Bilinear resize of an int8 image: taps per output row and column, int32 [size, 3]
+# (resize_bilinear.cpp; reference/resize.py).
+_library.define("resize_bilinear(Tensor input, Tensor rows, Tensor columns) -> Tensor")
+_library.define(
+    "resize_bilinear.out(Tensor input, Tensor rows, Tensor columns, *, Tensor(a!) out) "
+    "-> Tensor(a!)"
+)
+
 # `namespace::name.overload` of each operator with a kernel in lib/src/kernels.
 KERNELS: frozenset[str] = frozenset(
     f"{NAMESPACE}::{name}.out"
-    for name in ("quantized_layer_norm", "concatenate", "slice", "channel_shuffle")
+    for name in (
+        "quantized_layer_norm",
+        "concatenate",
+        "slice",
+        "channel_shuffle",
+        "resize_bilinear",
+    )
 )
 
 
@@ -134,4 +148,27 @@ def _channel_shuffle(input: torch.Tensor, groups: int) -> torch.Tensor:
 @impl(_library, "channel_shuffle.out", "CompositeExplicitAutograd")  # type: ignore[misc]
 def _channel_shuffle_out(input: torch.Tensor, groups: int, *, out: torch.Tensor) -> torch.Tensor:
     out.copy_(input.index_select(1, shuffled_channels(input.shape[1], groups)))
+    return out
+
+
+@register_fake(f"{NAMESPACE}::resize_bilinear")  # type: ignore[misc]
+def _resize_bilinear_fake(
+    input: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor
+) -> torch.Tensor:
+    shape = [*input.shape[:2], rows.shape[0], columns.shape[0]]
+    return _empty_in_dim_order_of(input, shape)
+
+
+@impl(_library, "resize_bilinear", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _resize_bilinear(
+    input: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor
+) -> torch.Tensor:
+    return _in_dim_order_of(input, resize.resize_bilinear(input, rows, columns))
+
+
+@impl(_library, "resize_bilinear.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _resize_bilinear_out(
+    input: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor, *, out: torch.Tensor
+) -> torch.Tensor:
+    out.copy_(resize.resize_bilinear(input, rows, columns))
     return out

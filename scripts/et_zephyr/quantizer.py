@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""ExecuTorch's CortexMQuantizer, with nearest-neighbour resizing and channel shuffles
-kept in INT8 and softmaxes over channels-last channels taken.
+"""ExecuTorch's CortexMQuantizer, with resizing and channel shuffles kept in INT8 and
+softmaxes over channels-last channels taken.
 
-A nearest resize only copies elements, so its output can share its input's
-quantization parameters exactly as a slice or a concatenation does; upstream's list of
-such operators (SharedQspecQuantizer) lacks it, and every U-Net or YOLO neck then
-dequantizes, resizes in float and quantizes again. The portable kernel resizes int8
-tensors in either layout (reference/resize.py is its arithmetic).
+A nearest resize only copies elements, and a bilinear one takes weighted means whose
+weights sum to one: their outputs can share their input's quantization parameters, as
+a slice or a concatenation does. Upstream's list of such operators
+(SharedQspecQuantizer) lacks them, and every U-Net or YOLO neck then dequantizes,
+resizes in float and quantizes again. The portable kernel resizes int8 tensors nearest
+in either layout; bilinear ones run on et-zephyr's kernel (resize_kernels.py).
 
 The quantizer's own graph passes retrace the model, so the softmaxes' layout
 (passes/channel_softmax.py) is set after them, before annotation.
@@ -23,10 +24,13 @@ from . import own_ops  # noqa: F401  (defines et_zephyr::channel_shuffle)
 from .passes.channel_softmax import softmax_in_input_layout
 
 _aten = torch.ops.aten
-# Operators whose outputs are some of their inputs' elements, unchanged.
-COPY_ELEMENTS = (
+# Operators whose outputs are their inputs' elements, or weighted means of them with
+# weights summing to one: they keep the input's range and zero point.
+SHARE_INPUT_PARAMETERS = (
     _aten.upsample_nearest2d.vec,
     _aten.upsample_nearest2d.default,
+    _aten.upsample_bilinear2d.vec,
+    _aten.upsample_bilinear2d.default,
     torch.ops.et_zephyr.channel_shuffle.default,
 )
 
@@ -37,7 +41,7 @@ class EtZephyrQuantizer(CortexMQuantizer):
 
     def __init__(self) -> None:
         super().__init__()
-        targets = list(SharedQspecQuantizer.SHARED_QSPEC_OPS_DEFAULT) + list(COPY_ELEMENTS)
+        targets = list(SharedQspecQuantizer.SHARED_QSPEC_OPS_DEFAULT) + list(SHARE_INPUT_PARAMETERS)
         self.quantizers = [
             SharedQspecQuantizer(targets) if isinstance(q, SharedQspecQuantizer) else q
             for q in self.quantizers

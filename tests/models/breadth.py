@@ -16,7 +16,7 @@
 - transposed_variants(): transpose convolutions with output padding, groups, dilation;
 - joins(): nearest resizes, concatenations and slices on channels-last maps
   (et_zephyr::concatenate and ::slice), a ReLU sharing a concatenation's range, a GLU,
-  a softmax over channels-last channels, PReLUs;
+  a softmax over channels-last channels, PReLUs, bilinear resizes (et_zephyr::resize_bilinear);
 
 Run with 32 generated inputs from a quarter to 16x the calibration range.
 """
@@ -216,7 +216,7 @@ class Joins(nn.Module):
     """Nearest resizes (integer, odd and fractional scales, a size, a shrink) and
     concatenations (along channels of odd counts, three inputs, along width) on
     channels-last maps, a ReLU whose output a concatenation shares, a GLU, a softmax
-    over channels and PReLUs with one slope and a slope per channel."""
+    over channels, PReLUs with one slope and a slope per channel, bilinear resizes."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -248,6 +248,8 @@ class Joins(nn.Module):
             torch.softmax(branch, dim=1),
             self.prelu(y),
             self.prelus(branch),
+            F.interpolate(y, scale_factor=2.0, mode="bilinear"),
+            F.interpolate(branch, size=(4, 17), mode="bilinear", align_corners=True),
         )
 
 

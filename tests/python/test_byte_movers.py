@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """et-zephyr's byte-moving kernels (lib/src/kernels/slice.cpp, channel_shuffle.cpp and,
-where CMSIS-NN's sources are at hand, concatenate.cpp), built with g++ against the
-executorch wheel and run on ExecuTorch tensors in every dim order a program gives them:
+where CMSIS-NN's sources are at hand, concatenate.cpp) and its bilinear resize
+(resize_bilinear.cpp, against reference/resize.py's integer arithmetic), built with g++
+against the executorch wheel and run on ExecuTorch tensors in every dim order a program
+gives them:
 the default, channels-last, 3-D and odd orders, and the tie-broken orders of tensors
 with dimensions of size 1 (their strides tie, so a program may order them either way).
 Every output byte must be the torch operator's (own_ops.py, the host reference), and
@@ -22,11 +24,12 @@ import executorch
 import torch
 from conftest import REPO, need_tools
 from et_zephyr import own_ops
+from et_zephyr.reference import resize
 from executorch.exir.tensor import dim_order_from_stride, stride_from_dim_order
 
 DRIVER = Path(__file__).parent / "byte_movers" / "byte_movers_cases.cpp"
 KERNELS = REPO / "lib/src/kernels"
-SLICE, SHUFFLE, CONCATENATE = 0, 1, 2
+SLICE, SHUFFLE, CONCATENATE, BILINEAR = 0, 1, 2, 3
 CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
 
 
@@ -38,7 +41,10 @@ def _build(out: Path) -> Path:
     import sysconfig
 
     libdir = sysconfig.get_config_var("LIBDIR")
-    sources = [DRIVER, KERNELS / "slice.cpp", KERNELS / "channel_shuffle.cpp"]
+    sources = [
+        DRIVER,
+        *(KERNELS / f"{name}.cpp" for name in ("slice", "channel_shuffle", "resize_bilinear")),
+    ]
     flags = []
     if CMSIS_NN:
         sources += [KERNELS / "concatenate.cpp"]
@@ -163,6 +169,27 @@ def _cases() -> Cases:
         program = _program_order(shape, order)
         cases.add(SHUFFLE, [(values, program)], shuffled, program, [groups])
     cases.add(SHUFFLE, [(values, program)], shuffled, program, [5], refused=True)
+    for (height, width), scale, corners, order in itertools.product(
+        [(1, 1), (2, 3), (7, 5), (9, 11)], [2.0, 0.5, 1.7, 3.0], [False, True], _orders(4)
+    ):
+        out_h, out_w = int(height * scale), int(width * scale)
+        if out_h < 1 or out_w < 1:
+            continue
+        shape = [2, 3, height, width]
+        values = torch.randint(-128, 128, shape, dtype=torch.int8, generator=generator)
+        taps = [
+            resize.bilinear_taps(n, m, corners, None if corners else scale)
+            for n, m in ((height, out_h), (width, out_w))
+        ]
+        resized = resize.resize_bilinear(values, *taps)
+        arguments = [word for tap in taps for word in [tap.shape[0], *tap.flatten().tolist()]]
+        program = _program_order(shape, order)
+        out_order = _program_order(list(resized.shape), order)
+        cases.add(BILINEAR, [(values, program)], resized, out_order, arguments)
+    # A tap outside the input: refused.
+    rows = taps[0].shape[0]
+    outside = [rows, *([99, 0, 0] * rows), *arguments[1 + 3 * rows :]]
+    cases.add(BILINEAR, [(values, program)], resized, out_order, outside, refused=True)
     if CMSIS_NN:
         for order, dim in itertools.product(_orders(4), range(4)):
             pieces = []

@@ -68,10 +68,34 @@ def test_nearest_reference_at_a_size_uses_the_kernels_scale(output) -> None:
         assert ours.shape[2 + axis] == n_out
 
 
+@pytest.mark.parametrize("corners", [False, True])
+@pytest.mark.parametrize("scale", [2.0, 3.0, 0.5, 1.7, 0.3, 1.0])
+@pytest.mark.parametrize("size", [(1, 1), (2, 3), (7, 5), (31, 17), (256, 256)])
+def test_the_bilinear_kernels_arithmetic_is_within_a_step_of_torchs(size, scale, corners):
+    """Q10 weights and a Q20 sum rounded half up: within one step of torch's float
+    bilinear resize of the same int8 values, and exact where the weights are exact."""
+    out = [int(n * scale) for n in size]
+    if min(out) < 1:
+        return
+    generator = torch.Generator().manual_seed(sum(size))
+    values = torch.randint(-128, 128, (1, 3, *size), dtype=torch.int8, generator=generator)
+    taps = [
+        resize.bilinear_taps(n, m, corners, None if corners else scale) for n, m in zip(size, out)
+    ]
+    ours = resize.resize_bilinear(values, *taps).float()
+    if corners:
+        theirs = F.interpolate(values.float(), size=out, mode="bilinear", align_corners=True)
+    else:
+        theirs = F.interpolate(values.float(), scale_factor=scale, mode="bilinear")
+    assert (ours - theirs).abs().max() <= 1.0
+    if scale == 1.0:
+        assert torch.equal(ours, values.float())
+
+
 def test_the_host_reference_takes_the_resize_in_every_form() -> None:
     assert portable_kernel(aten.upsample_nearest2d.vec) is resize.upsample_nearest2d
     assert portable_kernel(aten.upsample_nearest2d.vec_out) is resize.upsample_nearest2d
-    assert portable_kernel(aten.upsample_bilinear2d.vec) is None
+    assert portable_kernel(aten.upsample_bilinear2d.vec) is None  # et-zephyr's kernel instead
 
 
 class _Gated(nn.Module):
@@ -104,12 +128,14 @@ class _Neck(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         fine = F.relu(self.stem(x))
         up = F.interpolate(self.deep(fine), scale_factor=2.0, mode="nearest")
+        smooth = F.interpolate(self.deep(fine), size=(10, 14), mode="bilinear")
         fused = self.fuse(torch.cat([up, fine], dim=1))
         n, c, h, w = fused.shape
         shuffled = fused.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
         gated = F.glu(shuffled, dim=1)
         cut = torch.cat([fused[:, :, :, :3], fused[:, :, :, 5:12:3]], dim=3)
-        return self.head(gated), cut, fused[:, 1:6:2], torch.softmax(self.head(gated), dim=1)
+        softmax = torch.softmax(self.head(gated), dim=1)
+        return self.head(gated), cut, fused[:, 1:6:2], softmax, smooth
 
 
 @pytest.mark.parametrize("target", ["cortex-m0", "cortex-m4", "cortex-m55"])
@@ -134,6 +160,7 @@ def test_resizes_joins_and_cuts_run_in_int8_with_no_layout_copy(target: str) -> 
     operators = manifest["operators"]
     assert "et_zephyr::concatenate.out" in operators and "et_zephyr::slice.out" in operators
     assert "et_zephyr::channel_shuffle.out" in operators
+    assert "et_zephyr::resize_bilinear.out" in operators
     assert "aten::upsample_nearest2d.vec_out" in operators and "cortex_m::softmax.out" in operators
     assert "aten::cat.out" not in operators and "aten::slice_copy.Tensor_out" not in operators
     assert warnings == []

@@ -4,12 +4,15 @@
 
 /*
  * Host driver for et-zephyr's byte-moving kernels (lib/src/kernels/slice.cpp,
- * channel_shuffle.cpp and, with -DWITH_CMSIS_NN, concatenate.cpp) on ExecuTorch
- * tensors in any dim order. Reads cases from a file of int64 words, writes each
- * case's status (0: ran, 1: refused) and output bytes, in memory order, to another:
+ * channel_shuffle.cpp and, with -DWITH_CMSIS_NN, concatenate.cpp) and its bilinear
+ * resize (resize_bilinear.cpp) on ExecuTorch tensors in any dim order. Reads cases from a file of
+ * int64 words, writes each case's status (0: ran, 1: refused) and output bytes, in memory order, to
+ * another:
  *
- *   case:   kind (0 slice, 1 channel_shuffle, 2 concatenate), inputs, then per input
- *           a tensor, then the output's tensor, then kind's arguments
+ *   case:   kind (0 slice, 1 channel_shuffle, 2 concatenate, 3 resize_bilinear),
+ *           inputs, then per input a tensor, then the output's tensor, then kind's
+ *           arguments (for resize_bilinear: the row and column taps, each a count of
+ *           output indices and then 3 words per index)
  *   tensor: rank, sizes[rank], dim_order[rank], then numel bytes (one word each)
  *
  * tests/python/test_byte_movers.py builds it with g++ against the executorch wheel.
@@ -32,6 +35,8 @@ namespace et_zephyr::native {
 Tensor &slice_out(KernelRuntimeContext &, const Tensor &, int64_t, int64_t, int64_t, int64_t,
                   Tensor &);
 Tensor &channel_shuffle_out(KernelRuntimeContext &, const Tensor &, int64_t, Tensor &);
+Tensor &resize_bilinear_out(KernelRuntimeContext &, const Tensor &, const Tensor &, const Tensor &,
+                            Tensor &);
 #ifdef WITH_CMSIS_NN
 Tensor &concatenate_out(KernelRuntimeContext &, ArrayRef<Tensor>, int64_t, Tensor &);
 #endif
@@ -80,6 +85,26 @@ void read_tensor(Words &in, Owned &t) {
                             t.bytes.data(), t.dim_order.data(), t.strides.data());
 }
 
+/* int32 taps [count, 3] for resize_bilinear. */
+struct Taps {
+    std::vector<TensorImpl::SizesType> sizes;
+    std::vector<TensorImpl::DimOrderType> dim_order{0, 1};
+    std::vector<TensorImpl::StridesType> strides{3, 1};
+    std::vector<int32_t> words;
+    TensorImpl *impl = nullptr;
+};
+
+void read_taps(Words &in, Taps &t) {
+    const auto count = static_cast<TensorImpl::SizesType>(in.take());
+    t.sizes = {count, 3};
+    t.words.resize(static_cast<size_t>(count) * 3);
+    for (auto &w : t.words) {
+        w = static_cast<int32_t>(in.take());
+    }
+    t.impl = new TensorImpl(ScalarType::Int, 2, t.sizes.data(), t.words.data(), t.dim_order.data(),
+                            t.strides.data());
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -118,6 +143,15 @@ int main(int argc, char **argv) {
         } else if (kind == 1) {
             et_zephyr::native::channel_shuffle_out(context, Tensor(inputs[0].impl), in.take(),
                                                    result);
+        } else if (kind == 3) {
+            Taps rows;
+            Taps columns;
+            read_taps(in, rows);
+            read_taps(in, columns);
+            et_zephyr::native::resize_bilinear_out(context, Tensor(inputs[0].impl),
+                                                   Tensor(rows.impl), Tensor(columns.impl), result);
+            delete rows.impl;
+            delete columns.impl;
         } else {
             const int64_t dim = in.take();
 #ifdef WITH_CMSIS_NN
