@@ -94,8 +94,8 @@ def _reads_int8(node: Node) -> bool:
     )
 
 
-def source_line(node: Node) -> str:
-    """', file:line' of the model's code a node comes from (the last frame of its stack
+def model_location(node: Node) -> str:
+    """'file:line' of the model's code a node comes from (the last frame of its stack
     trace outside torch, ExecuTorch and et-export), or ''."""
     trace = node.meta.get("stack_trace") or ""
     locations = [
@@ -103,4 +103,10 @@ def source_line(node: Node) -> str:
         for file, line in re.findall(r'File "([^"]+)", line (\d+)', trace)
         if not file.startswith(_TOOL_DIRS)
     ]
-    return f", {locations[-1][0]}:{locations[-1][1]}" if locations else ""
+    return f"{locations[-1][0]}:{locations[-1][1]}" if locations else ""
+
+
+def source_line(node: Node) -> str:
+    """', file:line' of the model's code a node comes from, for error messages, or ''."""
+    location = model_location(node)
+    return f", {location}" if location else ""

@@ -12,9 +12,7 @@ value.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -22,11 +20,10 @@ from torch.export import ExportedProgram
 from torch.fx import GraphModule, Interpreter, Node
 
 from .analysis import node_macs
+from .kernels import model_location
 from .loading import Inputs
 
 _QUANTIZE = torch.ops.quantized_decomposed.quantize_per_tensor.default
-_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
-_TORCH_DIR = str(Path(torch.__file__).parent)
 
 
 @dataclass(frozen=True)
@@ -90,7 +87,7 @@ def layer_values(
 def _origin(layer: int, node: Node, fq_nodes: dict[str, Node]) -> LayerOrigin:
     root = next((fq_nodes[n] for n in _provenance(node) if n in fq_nodes), None)
     module, module_type = _module(root if root is not None else node)
-    source = _source_line(root if root is not None else node)
+    source = model_location(root if root is not None else node)
     operator = str(getattr(node.target, "_name", node.target))
     quantize, before = _output_quantize(root) if root is not None else (None, None)
     scale = float(quantize.args[1]) if quantize is not None else None
@@ -141,16 +138,6 @@ def _module(node: Node) -> tuple[str, str]:
         return "", ""
     path, module_type = list(stack.values())[-1]
     return str(path), str(module_type).rpartition(".")[2]
-
-
-def _source_line(node: Node) -> str:
-    """The last frame of the node's stack trace outside torch: the model's line."""
-    frames = _FRAME.findall(node.meta.get("stack_trace") or "")
-    own = [(file, line) for file, line, _ in frames if not file.startswith(_TORCH_DIR)]
-    if not own:
-        return ""
-    file, line = own[-1]
-    return f"{file}:{line}"
 
 
 def _node_values(graph: GraphModule, sample: Inputs, wanted: set[str]) -> dict[str, torch.Tensor]:
