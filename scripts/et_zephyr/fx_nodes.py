@@ -42,3 +42,18 @@ def constant(
     fake = source.args[0].meta["val"]
     node.meta["val"] = fake.fake_mode.from_tensor(tensor, static_shapes=True)
     return node
+
+
+def attribute(graph: GraphModule, node: Node) -> torch.Tensor:
+    """The tensor a get_attr node reads (a weight, a buffer) from the graph module."""
+    value = graph
+    for name in str(node.target).split("."):
+        value = getattr(value, name)
+    assert isinstance(value, torch.Tensor)
+    return value
+
+
+def pair(values: object) -> list[int]:
+    """An operator's int-or-pair argument (stride, padding, ...) as two ints."""
+    values = list(values) if isinstance(values, (list, tuple)) else [values]
+    return [int(v) for v in (values * 2 if len(values) == 1 else values)]

@@ -14,8 +14,11 @@ from __future__ import annotations
 from executorch.backends.cortex_m.passes.passes_utils import to_physical_order
 from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportPass, PassResult
-from executorch.exir.tensor import dim_order_from_stride, stride_from_dim_order
+from executorch.exir.tensor import dim_order_from_stride
 from torch.fx import GraphModule, Node
+
+from ..dim_orders import with_dim_order
+from ..fx_nodes import pair
 
 _MAX_POOL = exir_ops.edge.aten.max_pool2d.default
 _PAD = exir_ops.edge.cortex_m.pad.default
@@ -48,9 +51,9 @@ def _pad_for_floor_mode(node: Node) -> None:
     source = node.args[0]
     assert isinstance(source, Node)
     value = source.meta["val"]
-    kernel = _pair(node.args[1])
-    stride = _pair(node.args[2]) if len(node.args) > 2 and node.args[2] else kernel
-    padding = _pair(node.args[3]) if len(node.args) > 3 else [0, 0]
+    kernel = pair(node.args[1])
+    stride = pair(node.args[2]) if len(node.args) > 2 and node.args[2] else kernel
+    padding = pair(node.args[3]) if len(node.args) > 3 else [0, 0]
     out_h, out_w = node.meta["val"].shape[2:]
     height, width = value.shape[2:]
     extra_h = max(0, (out_h - 1) * stride[0] + kernel[0] - 2 * padding[0] - height)
@@ -71,12 +74,8 @@ def _padded(source: Node, extra_h: int, extra_w: int) -> Node:
         post = to_physical_order([0, 0, extra_h, extra_w], value)
         padded = graph.call_function(_PAD, (source, [0, 0, 0, 0], post, _INT8_MIN))
     shape = [*value.shape[:2], value.shape[2] + extra_h, value.shape[3] + extra_w]
-    order = dim_order_from_stride(value.stride())
     padded.meta = {k: v for k, v in source.meta.items() if k in ("stack_trace", "nn_module_stack")}
-    padded.meta["val"] = value.new_empty_strided(shape, stride_from_dim_order(shape, list(order)))
+    padded.meta["val"] = with_dim_order(
+        value.new_empty(shape), dim_order_from_stride(value.stride())
+    )
     return padded
-
-
-def _pair(values: object) -> list[int]:
-    values = list(values) if isinstance(values, (list, tuple)) else [values]
-    return [int(v) for v in (values * 2 if len(values) == 1 else values)]

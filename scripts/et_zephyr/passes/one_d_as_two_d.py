@@ -15,13 +15,12 @@ model's [N, C, L] input laid out channels-last once (none where C or L is 1), an
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import torch
 from torch.fx import GraphModule, Node
 
-from ..fx_nodes import call, constant
+from ..fx_nodes import attribute, call, constant
 
 aten = torch.ops.aten
 _HEIGHT = 2  # the image's unit height dimension
@@ -105,7 +104,7 @@ def _weight_image(graph: GraphModule, node: Node, weight: Node) -> Node:
     follows its layout)."""
     if weight.op != "get_attr":
         return call(graph, node, aten.unsqueeze.default, weight, _HEIGHT)
-    value = functools.reduce(getattr, weight.target.split("."), graph)
+    value = attribute(graph, weight)
     return constant(graph, node, "weight_2d", value.unsqueeze(_HEIGHT), torch.channels_last)
 
 

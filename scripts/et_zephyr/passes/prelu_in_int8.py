@@ -12,12 +12,10 @@ select. With its learned slopes as constants it has exact quantizable forms:
 
 from __future__ import annotations
 
-import operator
-
 import torch
 from torch.fx import GraphModule
 
-from ..fx_nodes import call, constant
+from ..fx_nodes import attribute, call, constant
 
 aten = torch.ops.aten
 
@@ -32,7 +30,7 @@ def prelu_in_int8(graph: GraphModule) -> int:
         x, weight = node.args[0], node.args[1]
         if getattr(weight, "op", None) != "get_attr":
             continue
-        slopes = operator.attrgetter(weight.target)(graph)  # type: ignore[union-attr]
+        slopes = attribute(graph, weight)  # type: ignore[arg-type]
         rank = x.meta["val"].dim()
         with graph.graph.inserting_before(node):
             if slopes.numel() == 1:

@@ -20,13 +20,11 @@ is right. Padding of the width is exact in both kernels and stays.
 
 from __future__ import annotations
 
-import functools
-
 import torch
 import torch.nn.functional as F
-from torch.fx import GraphModule
+from torch.fx import GraphModule, Node
 
-from ..fx_nodes import call, constant
+from ..fx_nodes import attribute, call, constant, pair
 
 aten = torch.ops.aten
 # CMSIS-NN's REVERSE_TCOL_EFFICIENT_THRESHOLD: above it (and stride <= 2), the reverse
@@ -49,19 +47,18 @@ def crop_transpose_conv_rows(graph: GraphModule) -> int:
     for node in list(graph.graph.nodes):
         if node.op != "call_function" or node.target != aten.conv_transpose2d.input:
             continue
-        defaults = [None, None, None, [1, 1], [0, 0], [0, 0], 1, [1, 1]]
         x, weight, bias, stride, padding, output_padding, groups, dilation = (
-            list(node.args) + defaults[len(node.args) :]
+            transpose_conv_arguments(node)
         )
-        stride, padding = _pair(stride), _pair(padding)
-        if any(_pair(output_padding)) or groups != 1 or weight.op != "get_attr":
+        stride, padding = pair(stride), pair(padding)
+        if any(pair(output_padding)) or groups != 1 or weight.op != "get_attr":
             continue
         channels, _, kernel_height, _ = weight.meta["val"].shape
         if not direct_kernel_misplaces_rows(channels, stride, padding[0], kernel_height):
             continue
         height = node.meta["val"].shape[2]
         with graph.graph.inserting_before(node):
-            value = functools.reduce(getattr, weight.target.split("."), graph)
+            value = attribute(graph, weight)
             taller = F.pad(value, (0, 0, 0, max(0, stride[0] - kernel_height)))
             full = call(
                 graph,
@@ -74,7 +71,7 @@ def crop_transpose_conv_rows(graph: GraphModule) -> int:
                 [0, padding[1]],
                 [0, 0],
                 groups,
-                _pair(dilation),
+                pair(dilation),
             )
             # An activation right after the layer goes before the crop, where the
             # quantizer fuses it into the convolution (it is elementwise: the same rows).
@@ -93,6 +90,13 @@ def crop_transpose_conv_rows(graph: GraphModule) -> int:
     return changed
 
 
+def transpose_conv_arguments(node: Node) -> list[object]:
+    """aten.conv_transpose2d.input's arguments, the omitted ones at their defaults: input,
+    weight, bias, stride, padding, output_padding, groups, dilation."""
+    defaults = [None, None, None, [1, 1], [0, 0], [0, 0], 1, [1, 1]]
+    return list(node.args) + defaults[len(node.args) :]
+
+
 def direct_kernel_misplaces_rows(
     channels: int, stride: list[int], top_padding: int, kernel_height: int
 ) -> bool:
@@ -100,8 +104,3 @@ def direct_kernel_misplaces_rows(
     that kernel writes rows where they do not belong (no output padding)."""
     reverse = max(stride) <= 2 and channels > _REVERSE_CONVOLUTION_CHANNELS
     return not reverse and (top_padding % stride[0] != 0 or kernel_height < stride[0])
-
-
-def _pair(values: object) -> list[int]:
-    values = list(values) if isinstance(values, (list, tuple)) else [values]
-    return values * 2 if len(values) == 1 else values

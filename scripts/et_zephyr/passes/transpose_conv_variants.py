@@ -14,12 +14,11 @@ others in float. Each has an exact plain form:
 
 from __future__ import annotations
 
-import functools
-
 import torch
-from torch.fx import GraphModule, Node
+from torch.fx import GraphModule
 
-from ..fx_nodes import call, constant
+from ..fx_nodes import attribute, call, constant, pair
+from .transpose_conv_rows import transpose_conv_arguments
 
 aten = torch.ops.aten
 
@@ -31,24 +30,23 @@ def plain_transpose_convs(graph: GraphModule) -> int:
     for node in list(graph.graph.nodes):
         if node.op != "call_function" or node.target != aten.conv_transpose2d.input:
             continue
-        defaults = [None, None, None, [1, 1], [0, 0], [0, 0], 1, [1, 1]]
         x, weight, bias, stride, padding, output_padding, groups, dilation = (
-            list(node.args) + defaults[len(node.args) :]
+            transpose_conv_arguments(node)
         )
-        padding, output_padding, dilation = map(_pair, (padding, output_padding, dilation))
+        padding, output_padding, dilation = map(pair, (padding, output_padding, dilation))
         if dilation == [1, 1] and groups == 1 and output_padding == [0, 0]:
             continue
         if weight.op != "get_attr" or (bias is not None and bias.op != "get_attr"):
             continue
-        kernel = _dilated(_value(graph, weight), dilation)
-        biases = None if bias is None else _value(graph, bias)
+        kernel = _dilated(attribute(graph, weight), dilation)
+        biases = None if bias is None else attribute(graph, bias)
         # Output padding: no padding, then PyTorch's rows and columns.
         unpadded = output_padding != [0, 0]
         pads = [0, 0] if unpadded else padding
         with graph.graph.inserting_before(node):
             # Rows and columns past the padding only the bias reaches: those of zero
             # input rows and columns appended (the zero point, exactly 0).
-            stride = _pair(stride)
+            stride = pair(stride)
             extra = [-(-max(0, op - p) // s) for op, p, s in zip(output_padding, padding, stride)]
             if any(extra):
                 x = call(graph, node, aten.constant_pad_nd.default, x,
@@ -74,7 +72,7 @@ def plain_transpose_convs(graph: GraphModule) -> int:
                         part,
                         constant(graph, node, f"weight_{g}", taps),
                         group_bias,
-                        _pair(stride),
+                        stride,
                         pads,
                         [0, 0],
                         1,
@@ -106,12 +104,3 @@ def _dilated(kernel: torch.Tensor, dilation: list[int]) -> torch.Tensor:
     )
     spread[:, :, :: dilation[0], :: dilation[1]] = kernel
     return spread
-
-
-def _value(graph: GraphModule, node: Node) -> torch.Tensor:
-    return functools.reduce(getattr, str(node.target).split("."), graph)
-
-
-def _pair(values: object) -> list[int]:
-    values = list(values) if isinstance(values, (list, tuple)) else [values]
-    return [int(v) for v in (values * 2 if len(values) == 1 else values)]
