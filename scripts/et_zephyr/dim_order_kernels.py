@@ -42,22 +42,22 @@ _LARGEST_JOIN = 0xFFFF
 
 
 def kernels_in_dim_order(program: ExportedProgram) -> int:
-    """Give each int8 concatenation and slice in a shared non-default dim order to the
-    module's kernels. Returns how many it gave."""
+    """Give each int8 concatenation, slice, split and time step in a shared non-default dim
+    order to the module's kernels, and keep softmaxes and channel shuffles in their input's
+    order. Returns how many it changed."""
+    rewrites = {
+        _SPLIT: _split,
+        _CAT: _concatenate,
+        _SLICE: _slice,
+        _SELECT: _select,
+        _SOFTMAX: _softmax,
+        _CHANNEL_SHUFFLE: _in_input_order,
+    }
     given = 0
     for node in list(program.graph_module.graph.nodes):
-        if node.target == _SPLIT:
-            given += _split(node)
-        elif node.target == _CAT:
-            given += _concatenate(node)
-        elif node.target == _SLICE:
-            given += _slice(node)
-        elif node.target == _SELECT:
-            given += _select(node)
-        elif node.target == _SOFTMAX:
-            given += _softmax(node)
-        elif node.target == _CHANNEL_SHUFFLE:
-            given += _in_input_order(node)
+        rewrite = rewrites.get(node.target)
+        if rewrite is not None:
+            given += rewrite(node)
     program.graph_module.recompile()
     return given
 

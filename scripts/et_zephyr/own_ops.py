@@ -10,9 +10,10 @@ lib/src/kernels/NAME.cpp: that convention is all the firmware build needs
 from __future__ import annotations
 
 import torch
-from executorch.exir.tensor import dim_order_from_stride, stride_from_dim_order
+from executorch.exir.tensor import dim_order_from_stride
 from torch.library import Library, impl, register_fake
 
+from .dim_orders import with_dim_order
 from .reference import layer_norm, resize
 
 NAMESPACE = "et_zephyr"
@@ -82,8 +83,7 @@ def _layer_norm_out(*args: object, out: torch.Tensor) -> torch.Tensor:
 # tensors that give the program its dim orders (ExecuTorch re-derives them from the
 # operator when it serializes) and for the host reference.
 def _empty_in_dim_order_of(source: torch.Tensor, shape: list[int]) -> torch.Tensor:
-    order = dim_order_from_stride(source.stride())
-    return source.new_empty_strided(shape, stride_from_dim_order(shape, list(order)))
+    return with_dim_order(source.new_empty(shape), dim_order_from_stride(source.stride()))
 
 
 def _in_dim_order_of(source: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
