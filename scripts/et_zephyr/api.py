@@ -36,12 +36,14 @@ from .io_mode import FLOAT_IO, IOMode
 from .io_spec import program_io, with_program_dim_orders
 from .kernel_scratch import kernels_without_fallback, plan_own_kernel_scratch
 from .kernels import check_kernels
+from .layout_views import plan_layout_views
 from .loading import Inputs, ModelBundle, load_model
 from .mean_as_matmul import means_to_matmuls
 from .memory import arena_sizes, planned_lower_bound
 from .passes.channel_shuffle import channel_shuffles
 from .passes.constant_weights import check_constant_weights
 from .passes.explicit_padding import explicit_padding
+from .passes.flatten_into_linear import flatten_into_linear
 from .passes.glu_as_gate import glu_as_gate
 from .passes.one_d_as_two_d import one_d_as_two_d
 from .passes.prelu_in_int8 import prelu_in_int8
@@ -137,7 +139,8 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
 
 def _rewrite_for_the_quantizer(graph: GraphModule) -> None:
     """The model's forms the Cortex-M quantizer does not match, as ones it does: string
-    paddings, GLUs, PReLUs, the 1-D family, spatial means, channel shuffles,
+    paddings, GLUs, PReLUs, the 1-D family, spatial means, flattens of channels-last
+    maps into linears, channel shuffles,
     dilated, grouped and output-padded transpose convolutions, transpose convolutions
     CMSIS-NN pads wrongly, attention, recurrent layers, other means."""
     check_constant_weights(graph)
@@ -146,6 +149,7 @@ def _rewrite_for_the_quantizer(graph: GraphModule) -> None:
     prelu_in_int8(graph)
     one_d_as_two_d(graph)
     spatial_means_as_pools(graph)
+    flatten_into_linear(graph)
     channel_shuffles(graph)
     plain_transpose_convs(graph)
     crop_transpose_conv_rows(graph)
@@ -214,6 +218,7 @@ def _lower(
         without_fallback = kernels_without_fallback(lowered, target, options.kernels)
         check_kernels(lowered)
         exposed = pipeline.expose_activations(lowered, options.expose_activations)
+        plan_layout_views(lowered)
         io = program_io(lowered, quantized_edges)
     vectors = None
     host_held_out: list[tuple[torch.Tensor, ...]] = []

@@ -51,6 +51,7 @@ _ANY_SHARED_ORDER_PORTABLE = frozenset({"aten::clamp", "aten::relu", "aten::hard
 # tensors in the same one (the resizes: kernels/portable/cpu/util/upsample_util.cpp).
 _CHANNELS_LAST_PORTABLE = frozenset({"aten::upsample_nearest2d"})
 _CHANNELS_LAST = (0, 2, 3, 1)
+Order = tuple[int, ...]
 
 
 def portable_takes(name: str, orders: Sequence[Sequence[int]]) -> bool:
@@ -78,15 +79,15 @@ def default_dim_order_for_portable(program: ExportedProgram) -> int:
     for node in list(graph.nodes):
         if not _runs_portable(node):
             continue
-        operands = [arg for arg in node.all_input_nodes if _dim_order(arg) is not None]
+        operands = [arg for arg in node.all_input_nodes if dim_order_of(arg) is not None]
         tensors = operands + _outputs(node)
         foreign = [arg for arg in tensors if not _in_default_order(arg, node)]
         if not foreign:
             continue
-        layout = _dim_order(foreign[0])
+        layout = dim_order_of(foreign[0])
         assert layout is not None
         for arg in operands:
-            order = _dim_order(arg)
+            order = dim_order_of(arg)
             if order is None or _in_default_order(arg, node) or arg in default_copies:
                 continue
             if arg in restored:
@@ -119,8 +120,8 @@ def _runs_portable(node: Node) -> bool:
     name = _op_name(node)
     if name is None or name.partition("::")[0] in _LAYOUT_AWARE or name in _ANY_DIM_ORDER:
         return False
-    tensors = [arg for arg in node.all_input_nodes if _dim_order(arg) is not None]
-    orders = [_dim_order(tensor) for tensor in [*tensors, *_outputs(node)]]
+    tensors = [arg for arg in node.all_input_nodes if dim_order_of(arg) is not None]
+    orders = [dim_order_of(tensor) for tensor in [*tensors, *_outputs(node)]]
     return not portable_takes(name, [order for order in orders if order is not None])
 
 
@@ -134,7 +135,7 @@ def _op_name(node: Node) -> str | None:
     return target._schema.name
 
 
-def _dim_order(node: Node) -> tuple[int, ...] | None:
+def dim_order_of(node: Node) -> tuple[int, ...] | None:
     """The dim order the program will give this node's tensor (None: not one tensor)."""
     value = node.meta.get("val")
     if not isinstance(value, torch.Tensor):
@@ -148,12 +149,12 @@ def _in_default_order(tensor: Node, user: Node) -> bool:
     kernel: it needs the input's bytes in the default order, not its dim order's name.
     Not one whose result is a program output (an INT8 output with --io int8): that stays
     a kernel call, and the portable kernel checks the dim orders' names."""
-    order = _dim_order(tensor)
+    order = dim_order_of(tensor)
     if order is None or tuple(order) == tuple(range(len(order))):
         return True
     value = tensor.meta["val"]
     is_output = any(consumer.op == "output" for consumer in user.users)
-    return _op_name(user) == "aten::view_copy" and not is_output and _same_bytes(value.shape, order)
+    return _op_name(user) == "aten::view_copy" and not is_output and same_bytes(value.shape, order)
 
 
 def _outputs(node: Node) -> list[Node]:
@@ -170,7 +171,7 @@ def _restore(graph: Graph, output: Node, layout: tuple[int, ...]) -> Node | None
     value = output.meta["val"]
     output.meta["val"] = with_dim_order(value, range(value.dim()))
     users = [user for user in output.users if user.op != "output"]
-    if not users or value.dim() != len(layout) or _same_bytes(value.shape, layout):
+    if not users or value.dim() != len(layout) or same_bytes(value.shape, layout):
         return None
     with graph.inserting_after(output):
         back = _copy(graph, output, layout, output)
@@ -193,6 +194,33 @@ def with_dim_order(value: torch.Tensor, order: Sequence[int]) -> torch.Tensor:
     return value.new_empty_strided(shape, stride_from_dim_order(shape, list(order)))
 
 
-def _same_bytes(shape: Sequence[int], order: Sequence[int]) -> bool:
+def same_bytes(shape: Sequence[int], order: Sequence[int]) -> bool:
     """Whether a tensor of this shape has the same memory in `order` as in the default."""
     return [d for d in order if shape[d] != 1] == [d for d in range(len(shape)) if shape[d] != 1]
+
+
+def reshaped_order(source: Sequence[int], order: Order, result: Sequence[int]) -> Order | None:
+    """The dim order of a reshape's result that reads the source's bytes in `order`:
+    any reshape of a tensor whose bytes are row-major, else one that only adds or drops
+    dimensions of size 1 (its result then keeps the source's order of the others)."""
+    rank = len(result)
+    if same_bytes(source, order):
+        return tuple(range(rank))
+    kept = [axis for axis in range(len(source)) if source[axis] != 1]
+    placed = [axis for axis in range(rank) if result[axis] != 1]
+    if [source[axis] for axis in kept] != [result[axis] for axis in placed]:
+        return None
+    to_result = dict(zip(kept, placed))
+    ordered = [to_result[axis] for axis in order if source[axis] != 1]
+    ones = [axis for axis in range(rank) if result[axis] == 1]
+    return _with_ones(ordered, ones)
+
+
+def _with_ones(ordered: list[int], ones: list[int]) -> Order:
+    """Size-1 dimensions placed by their index among the others (any place reads the
+    same bytes; this one gives a [N, C, 1, L] image the channels-last order)."""
+    result = list(ordered)
+    for axis in ones:
+        position = next((k for k, other in enumerate(result) if other > axis), len(result))
+        result.insert(position, axis)
+    return tuple(result)

@@ -38,7 +38,6 @@ from executorch.exir import (
     to_edge,
 )
 from executorch.exir.dialects._ops import ops as exir_ops
-from executorch.exir.passes.memory_planning_pass import MemoryPlanningPass
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind, OutputSpec, TensorArgument
 from torch.fx import GraphModule, Interpreter, Node
@@ -55,6 +54,7 @@ from .errors import ExportError, first_line
 from .fast_memory import FastFirstPlanner
 from .kernel_scratch import resize_scratch
 from .kernels import out_variant_name, source_line
+from .layout_views import LayoutViewsPlanning, as_view_copies
 from .loading import Inputs
 from .offset_planner import planning_suite
 from .targets import Target
@@ -423,8 +423,10 @@ def plan_and_serialize(
     rest in memory id 2 (fast_memory.py).
     Works on a copy: the host reference keeps running the functional graph.
     """
+    serialized = copy.deepcopy(program)
+    as_view_copies(serialized)
     edge = EdgeProgramManager(
-        {"forward": copy.deepcopy(program)},
+        {"forward": serialized},
         compile_config=EdgeCompileConfig(_check_ir_validity=False),
     )
     planner = (
@@ -433,7 +435,7 @@ def plan_and_serialize(
         else planning_suite(target.isa)
     )
     config = ExecutorchBackendConfig(
-        memory_planning_pass=MemoryPlanningPass(memory_planning_algo=planner)
+        memory_planning_pass=LayoutViewsPlanning(memory_planning_algo=planner)
     )
     try:
         return edge.to_executorch(config)

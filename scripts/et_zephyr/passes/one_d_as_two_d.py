@@ -8,9 +8,10 @@ TensorFlow Lite Micro runs its 1-D models on. Each 1-D operator becomes its 2-D 
 with a (1, k) window on the image; between two of them the sequence stays an image:
 the squeeze back to 3-D is pushed past the operators that do not care about rank
 (activations, adds, pads and slices along time, concatenations), so a stack of 1-D
-layers runs with no layout copy in between. The only copies are at the edges: the
-model's [N, C, L] input laid out channels-last once (none where C or L is 1), and a
-3-D result an operator outside the family reads (a flatten before a linear).
+layers runs with no layout copy in between. At the edges, the model's [N, C, L]
+input laid out channels-last and a 3-D result an operator outside the family reads
+are copies in this graph; layout_views.py serializes them as views (the input is
+declared NLC), and flatten_into_linear.py has a linear read the image's bytes.
 """
 
 from __future__ import annotations
