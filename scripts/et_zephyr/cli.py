@@ -41,6 +41,11 @@ examples:
 MODEL is 'path/to/file.py:factory', where factory() returns (model,
 example_inputs) or (model, example_inputs, calibration_inputs), or a saved
 torch.export program ('.pt2').
+
+The device takes a model that convolves its inputs in the layouts its kernels
+read: an image NHWC, a [N, C, L] sequence NLC (sample by sample, as a sensor
+delivers it); the report's "memory layout" line and the manifest's dim orders
+say which, and the test vectors' _bytes arrays are laid out so.
 """
 
 TARGET_CHOICES = ("m0", "m0plus", "m3", "m4", "m7", "m23", "m33", "m35p", "m55", "m85")

@@ -77,6 +77,14 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
     ]
     if edges:
         lines.append(f"INT8 edges         {'; '.join(edges)}")
+    layouts = [
+        f"{role} {index} {entry['shape']} {_layout_name(entry['dim_order'])}"
+        for role, key in (("input", "inputs"), ("output", "outputs"))
+        for index, entry in enumerate(manifest[key])
+        if entry["dim_order"] != sorted(entry["dim_order"])
+    ]
+    if layouts:
+        lines.append(f"memory layout      {'; '.join(layouts)}")
     if manifest["exposed_activations"]:
         exposed = ", ".join(manifest["exposed_activations"])
         lines.append(f"extra outputs      {exposed}")
@@ -90,6 +98,12 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
         )
         lines.append("                   " + "  ".join(entries))
     return "\n".join(lines)
+
+
+def _layout_name(order: list[int]) -> str:
+    """NHWC for a channels-last image, NLC for a sequence, else the dim order."""
+    known = {(0, 2, 3, 1): "NHWC (dim order 0, 2, 3, 1)", (0, 2, 1): "NLC (dim order 0, 2, 1)"}
+    return known.get(tuple(order), f"dim order {', '.join(map(str, order))}")
 
 
 def _steps(count: float) -> str:

@@ -21,6 +21,7 @@ from et_zephyr.dim_orders import reshaped_order
 from et_zephyr.emulate import run_pte
 from et_zephyr.io_mode import parse_io
 from et_zephyr.loading import ModelBundle
+from et_zephyr.report import render_report
 from torch import nn
 
 
@@ -140,6 +141,10 @@ def test_a_sequence_result_leaves_in_its_own_layout(io: str, tmp_path: Path) -> 
     assert artifacts.manifest["inputs"][0]["dim_order"] == [0, 2, 1]
     if io == "float":
         assert artifacts.manifest["outputs"][0]["dim_order"] == [0, 2, 1]
+        assert (
+            "memory layout      input 0 [1, 3, 64] NLC (dim order 0, 2, 1); "
+            "output 0 [1, 3, 64] NLC (dim order 0, 2, 1)"
+        ) in render_report(artifacts)
     _assert_replays(artifacts, tmp_path)
 
 
