@@ -36,7 +36,7 @@ from .io_mode import FLOAT_IO, IOMode
 from .io_spec import program_io, with_program_dim_orders
 from .kernel_scratch import kernels_without_fallback, plan_own_kernel_scratch
 from .kernels import check_kernels
-from .layout_views import plan_layout_views
+from .layout_views import input_dim_orders, plan_layout_views
 from .loading import Inputs, ModelBundle, load_model
 from .mean_as_matmul import means_to_matmuls
 from .memory import arena_sizes, planned_lower_bound
@@ -312,7 +312,8 @@ def _test_vectors(
     recipes = test_inputs.recipes(
         [example_inputs, *held_out], options.generated_vectors, options.seed
     )
-    generated = [test_inputs.materialize(row, example_inputs) for row in recipes]
+    orders = input_dim_orders(lowered)
+    generated = [test_inputs.materialize(row, example_inputs, orders) for row in recipes]
     samples = stored + generated
     program_samples = [int8_edges.program_inputs(sample, quantized_edges) for sample in samples]
     reused = host_held_out[: len(stored) - 1]

@@ -94,6 +94,20 @@ def plan_layout_views(program: ExportedProgram) -> int:
     return removed
 
 
+def input_dim_orders(program: ExportedProgram) -> list[Order]:
+    """The dim order each user input will be serialized with: the device's memory order
+    of the data the application (or the firmware's test-input generator) writes."""
+    names = set(program.graph_signature.user_inputs)
+    placeholders = [n for n in program.graph_module.graph.nodes if n.op == "placeholder"]
+    orders = []
+    for node in placeholders:
+        if node.name in names:
+            order = _serialized_order(node)
+            assert order is not None
+            orders.append(order)
+    return orders
+
+
 def as_view_copies(program: ExportedProgram) -> None:
     """On the program to serialize: every recorded layout step becomes a view_copy to
     its output shape, which ExecuTorch turns into a view of the chain's start."""

@@ -15,6 +15,7 @@ quantizer's saturation and the kernels' clamps are exercised too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,14 +97,15 @@ def _seed(seed: int, vector: int, index: int) -> int:
     return mixed or 1  # xorshift32 never leaves zero
 
 
-def materialize(recipe_row: tuple[Recipe, ...], examples: Inputs) -> Inputs:
-    """The generated inputs as tensors laid out like the example inputs (their strides
-    give the device's memory order)."""
+def materialize(
+    recipe_row: tuple[Recipe, ...], examples: Inputs, orders: Sequence[Sequence[int]]
+) -> Inputs:
+    """The generated inputs as tensors of the example inputs' shapes whose elements, in
+    the program's dim order of each input (`orders`: the device's memory order), are
+    the ones the firmware writes."""
     return tuple(
         memory_order.unflatten(
-            torch.from_numpy(values(recipe, example.numel())),
-            example.shape,
-            memory_order.memory_order(example),
+            torch.from_numpy(values(recipe, example.numel())), example.shape, list(order)
         )
-        for recipe, example in zip(recipe_row, examples)
+        for recipe, example, order in zip(recipe_row, examples, orders)
     )

@@ -22,6 +22,7 @@ from et_zephyr.emulate import run_pte
 from et_zephyr.io_mode import parse_io
 from et_zephyr.loading import ModelBundle
 from et_zephyr.report import render_report
+from et_zephyr.test_inputs import Recipe, values
 from torch import nn
 
 
@@ -106,6 +107,15 @@ def _assert_replays(artifacts: Artifacts, out_dir: Path) -> None:
     vectors = np.load(out_dir / f"{artifacts.name}.vectors.npz")
     pte = (out_dir / f"{artifacts.name}.pte").read_bytes()
     outputs = artifacts.manifest["outputs"]
+    # The firmware writes a generated input's elements in the program's memory order
+    # (then quantizes them in place where the program takes INT8).
+    count = vectors["input_0"][0].size
+    floats = artifacts.manifest["inputs"][0]["dtype"] == "float32"
+    for v, words in enumerate(vectors["input_0_recipe"]):
+        if floats and words.any():
+            step = float(np.array(words[2], dtype=np.uint32).view(np.float32))
+            recipe = Recipe(int(words[0]), int(np.int32(np.uint32(words[1]))), step)
+            assert values(recipe, count).tobytes() == vectors["input_0_bytes"][v].tobytes(), v
     for v, sample in enumerate(vectors["input_0"]):
         results = run_pte(pte, (torch.from_numpy(sample),), artifacts.manifest["target"]["isa"])
         for o, result in enumerate(results):

@@ -112,9 +112,13 @@ def test_amplitudes_cover_the_calibration_range_and_beyond() -> None:
 def test_materialized_inputs_fill_device_memory_order() -> None:
     example = torch.zeros(1, 3, 4, 5).contiguous(memory_format=torch.channels_last)
     (recipe,) = test_inputs.recipes([(example + 1,), (example - 1,)], 1, seed=3)[0:1][0]
-    (tensor,) = test_inputs.materialize((recipe,), (example,))
+    (tensor,) = test_inputs.materialize((recipe,), (example,), [(0, 2, 3, 1)])
     nhwc = tensor.permute(0, 2, 3, 1).contiguous().numpy().tobytes()
     assert nhwc == test_inputs.values(recipe, example.numel()).tobytes()
+    sequence = torch.zeros(1, 3, 7)
+    (tensor,) = test_inputs.materialize((recipe,), (sequence,), [(0, 2, 1)])
+    nlc = tensor.permute(0, 2, 1).contiguous().numpy().tobytes()
+    assert nlc == test_inputs.values(recipe, sequence.numel()).tobytes()
 
 
 def test_generation_needs_float_inputs() -> None:
