@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .artifacts import Artifacts
+from .dim_orders import same_bytes
 from .kernels import CORTEX_M, ETHOS_U, PORTABLE
 from .table import format_table
 
@@ -81,7 +82,7 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
         f"{role} {index} {entry['shape']} {_layout_name(entry['dim_order'])}"
         for role, key in (("input", "inputs"), ("output", "outputs"))
         for index, entry in enumerate(manifest[key])
-        if entry["dim_order"] != sorted(entry["dim_order"])
+        if not same_bytes(entry["shape"], entry["dim_order"])
     ]
     if layouts:
         lines.append(f"memory layout      {'; '.join(layouts)}")

@@ -135,8 +135,11 @@ def test_a_sequence_input_is_declared_nlc_and_read_in_place(
     artifacts = _export(_Sensor(channels, length), (1, channels, length), target)
     assert artifacts.manifest["layout_copies"]["calls"] == 0
     (spec,) = artifacts.manifest["inputs"]
-    if channels > 1 and length > 1:
+    interleaved = channels > 1 and length > 1
+    if interleaved:
         assert spec["dim_order"] == [0, 2, 1]
+    # The report names a layout only where its bytes differ from the default order's.
+    assert ("memory layout      input 0" in render_report(artifacts)) == interleaved
     assert _calls(artifacts, "cortex_m::transpose") == 0
     _assert_replays(artifacts, tmp_path)
 
