@@ -25,6 +25,7 @@ from . import cortex_m_passes, dim_orders, int8_edges, layers, npu, pipeline, te
 from .analysis import mac_totals, operator_stats, portable_arithmetic, portable_mac_operators
 from .artifacts import Artifacts, TestVectors, build_artifacts
 from .attention import decompose_attention
+from .avg_pool_kernels import ceil_mode_avg_pools_to_kernel
 from .calibration import load_calibration_file, random_calibration
 from .compaction import compact_program
 from .constant_inputs import bind_constant_inputs
@@ -211,6 +212,7 @@ def _lower(
         pipeline.convolve_single_channel_inputs(lowered, target)
         pipeline.drop_unused_constants(lowered)
         bilinear_resizes_to_kernel(lowered)
+        ceil_mode_avg_pools_to_kernel(lowered, target)
         kernels_in_dim_order(lowered)
         dim_orders.default_dim_order_for_portable(lowered)
         # After the dim orders are final: the kernel runs channels-last tensors only.

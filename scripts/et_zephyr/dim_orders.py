@@ -35,6 +35,8 @@ _TO_DIM_ORDER_COPY = exir_ops.edge.dim_order_ops._to_dim_order_copy.default
 # Namespaces whose kernels take the dim orders they are given: Cortex-M's (channels-last
 # by design) and the dim-order conversions themselves.
 _LAYOUT_AWARE = ("cortex_m", "dim_order_ops")
+# The module's kernels that, like Cortex-M's, take channels-last maps.
+_CHANNELS_LAST_OWN = frozenset({"et_zephyr::avg_pool2d_clipped"})
 # The module's kernels that take tensors in any dim order they share.
 _ANY_DIM_ORDER = frozenset(
     {
@@ -118,7 +120,9 @@ def default_dim_order_for_portable(program: ExportedProgram) -> int:
 def _runs_portable(node: Node) -> bool:
     """Whether the node's kernel needs its tensors in the default dim order."""
     name = _op_name(node)
-    if name is None or name.partition("::")[0] in _LAYOUT_AWARE or name in _ANY_DIM_ORDER:
+    if name is None or name.partition("::")[0] in _LAYOUT_AWARE:
+        return False
+    if name in _ANY_DIM_ORDER or name in _CHANNELS_LAST_OWN:
         return False
     tensors = [arg for arg in node.all_input_nodes if dim_order_of(arg) is not None]
     orders = [dim_order_of(tensor) for tensor in [*tensors, *_outputs(node)]]

@@ -30,11 +30,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.passes.memory_planning_pass import MemoryPlanningPass
-from executorch.exir.tensor import stride_from_dim_order
+from executorch.exir.tensor import dim_order_from_stride, stride_from_dim_order
+from torch._guards import detect_fake_mode
 from torch.export import ExportedProgram
-from torch.fx import GraphModule, Node
+from torch.fx import GraphModule, Interpreter, Node
 
 from .dim_orders import Order, dim_order_of, reshaped_order
 
@@ -72,13 +74,14 @@ def plan_layout_views(program: ExportedProgram) -> int:
     graph = program.graph_module.graph
     inputs = {node for node in graph.nodes if node.op == "placeholder"}
     user_inputs = {node for node in inputs if node.name in set(program.graph_signature.user_inputs)}
+    orders = _rederived_orders(program)
     removed = 0
     for node in list(graph.nodes):
         seeds = node.target in _DIM_ORDER_COPIES or node.target in _PERMUTES
         if not seeds or _AS_VIEW in node.meta or not _is_step(node):
             continue
         steps, at = _steps_around(node)
-        found = _longest_view_chain(steps, at, user_inputs)
+        found = _longest_view_chain(steps, at, user_inputs, orders)
         if found is None:
             continue
         chain, (start_order, chain_orders, end_free) = found
@@ -87,7 +90,7 @@ def plan_layout_views(program: ExportedProgram) -> int:
         for step, order in zip(chain, chain_orders):
             step.meta[LAYOUT] = order
             step.meta[_AS_VIEW] = True
-        _declare_start(start, start_order)
+        _declare_start(start, start_order, orders)
         if end_free:
             _declare_end(chain[-1], chain_orders[-1])
         removed += sum(step.target in _DIM_ORDER_COPIES for step in chain)
@@ -102,7 +105,7 @@ def input_dim_orders(program: ExportedProgram) -> list[Order]:
     orders = []
     for node in placeholders:
         if node.name in names:
-            order = _serialized_order(node)
+            order = _serialized_order(node, {})
             assert order is not None
             orders.append(order)
     return orders
@@ -144,15 +147,42 @@ def _stays_a_kernel(node: Node) -> bool:
     return _is_step(node) and any(user.op == "output" for user in node.users)
 
 
-def _serialized_order(node: Node) -> Order | None:
+def _serialized_order(node: Node, orders: dict[Node, Order]) -> Order | None:
     """The dim order the node's tensor will be serialized with: another chain's, or a
-    view_copy's (a view in the default dim order, whatever its value says), or its
-    value's."""
+    view_copy's (a view in the default dim order, whatever its value says), or the one
+    its operator gives it (`orders`), or its value's."""
     if LAYOUT in node.meta:
         return tuple(node.meta[LAYOUT])
     if node.target == _VIEW:
         return tuple(range(node.meta["val"].dim()))
-    return dim_order_of(node)
+    return orders.get(node, dim_order_of(node))
+
+
+def _rederived_orders(program: ExportedProgram) -> dict[Node, Order]:
+    """Each node's dim order as ExecuTorch's serialization derives it again: its
+    operator's fake implementation run on its inputs. Passes that set a value by hand
+    may have recorded another (an int8 product of channels-last slices recorded in the
+    default order is written channels-last)."""
+    placeholders = [n for n in program.graph_module.graph.nodes if n.op == "placeholder"]
+    values = [n.meta["val"] for n in placeholders]
+    mode = detect_fake_mode(values)
+    orders: dict[Node, Order] = {}
+
+    class _Orders(Interpreter):
+        def run_node(self, node: Node) -> object:
+            result = super().run_node(node)
+            if isinstance(result, torch.Tensor):
+                orders[node] = tuple(int(d) for d in dim_order_from_stride(result.stride()))
+            return result
+
+    allowed = mode.allow_non_fake_inputs
+    mode.allow_non_fake_inputs = True  # constants read by get_attr are real tensors
+    try:
+        with mode:
+            _Orders(program.graph_module).run(*values)
+    finally:
+        mode.allow_non_fake_inputs = allowed
+    return orders
 
 
 def _keeps_dtype(node: Node) -> bool:
@@ -186,7 +216,7 @@ def _steps_around(copy: Node) -> tuple[list[Node], int]:
 
 
 def _longest_view_chain(
-    steps: list[Node], at: int, user_inputs: set[Node]
+    steps: list[Node], at: int, user_inputs: set[Node], orders: dict[Node, Order]
 ) -> tuple[list[Node], tuple[Order, list[Order], bool]] | None:
     """The longest run of the steps through the one at `at` that can be views (a
     transpose that truly moves bytes stays; the no-op copy after it goes), and of no
@@ -196,20 +226,20 @@ def _longest_view_chain(
         chain = steps[first : last + 1]
         if any(_AS_VIEW in step.meta for step in chain):
             continue
-        orders = _orders_for(chain, chain[0].args[0], user_inputs)  # type: ignore[arg-type]
-        if orders is not None:
-            return chain, orders
+        found = _orders_for(chain, chain[0].args[0], user_inputs, orders)  # type: ignore[arg-type]
+        if found is not None:
+            return chain, found
     return None
 
 
 def _orders_for(
-    chain: list[Node], start: Node, user_inputs: set[Node]
+    chain: list[Node], start: Node, user_inputs: set[Node], serialized: dict[Node, Order]
 ) -> tuple[Order, list[Order], bool] | None:
     """The start's dim order and each step's that read the start's bytes, and whether
     the end's order is the program's to state; None where no orders do."""
-    start_order = _serialized_order(start)
+    start_order = _serialized_order(start, serialized)
     end = chain[-1]
-    end_order = dim_order_of(end)
+    end_order = serialized.get(end, dim_order_of(end))
     if start_order is None or end_order is None:
         return None
     end_free = _ends_at_output(end)
@@ -281,8 +311,8 @@ def _ends_at_output(end: Node) -> bool:
     )
 
 
-def _declare_start(start: Node, order: Order) -> None:
-    if order == dim_order_of(start):
+def _declare_start(start: Node, order: Order, serialized: dict[Node, Order]) -> None:
+    if order == serialized.get(start, dim_order_of(start)):
         return
     start.meta[LAYOUT] = order
     if start.target == _QUANTIZE:

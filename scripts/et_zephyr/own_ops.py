@@ -14,7 +14,7 @@ from executorch.exir.tensor import dim_order_from_stride
 from torch.library import Library, impl, register_fake
 
 from .dim_orders import with_dim_order
-from .reference import layer_norm, resize
+from .reference import layer_norm, pooling, resize
 
 NAMESPACE = "et_zephyr"
 _library = Library(NAMESPACE, "DEF")
@@ -51,6 +51,15 @@ _library.define(
     "-> Tensor(a!)"
 )
 
+# arm_avgpool_s8 with the output's size given: windows past the input's end (PyTorch's
+# ceil mode) clipped to it (avg_pool2d_clipped.cpp; reference/pooling.py).
+_AVG_POOL_ARGUMENTS = (
+    "Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] output_size, "
+    "Tensor scratch"
+)
+_library.define(f"avg_pool2d_clipped({_AVG_POOL_ARGUMENTS}) -> Tensor")
+_library.define(f"avg_pool2d_clipped.out({_AVG_POOL_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
+
 # `namespace::name.overload` of each operator with a kernel in lib/src/kernels.
 KERNELS: frozenset[str] = frozenset(
     f"{NAMESPACE}::{name}.out"
@@ -60,6 +69,7 @@ KERNELS: frozenset[str] = frozenset(
         "slice",
         "channel_shuffle",
         "resize_bilinear",
+        "avg_pool2d_clipped",
     )
 )
 
@@ -171,4 +181,22 @@ def _resize_bilinear_out(
     input: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor, *, out: torch.Tensor
 ) -> torch.Tensor:
     out.copy_(resize.resize_bilinear(input, rows, columns))
+    return out
+
+
+@register_fake(f"{NAMESPACE}::avg_pool2d_clipped")  # type: ignore[misc]
+def _avg_pool2d_clipped_fake(input: torch.Tensor, *args: object) -> torch.Tensor:
+    output_size = args[3]
+    assert isinstance(output_size, (list, tuple))
+    return _empty_in_dim_order_of(input, [*input.shape[:2], *output_size])
+
+
+@impl(_library, "avg_pool2d_clipped", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _avg_pool2d_clipped(input: torch.Tensor, *args: object) -> torch.Tensor:
+    return _in_dim_order_of(input, pooling.avg_pool2d_clipped(input, *args))  # type: ignore[arg-type]
+
+
+@impl(_library, "avg_pool2d_clipped.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _avg_pool2d_clipped_out(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(pooling.avg_pool2d_clipped(input, *args))  # type: ignore[arg-type]
     return out

@@ -31,6 +31,7 @@ SHARE_INPUT_PARAMETERS = (
     _aten.upsample_nearest2d.default,
     _aten.upsample_bilinear2d.vec,
     _aten.upsample_bilinear2d.default,
+    _aten.avg_pool2d.default,
     torch.ops.et_zephyr.channel_shuffle.default,
 )
 

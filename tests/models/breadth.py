@@ -4,7 +4,7 @@
 - pools(): max pools on maps of 1x1 to 32x32 pixels (CMSIS-NN's arm_max_pool_s8 has no
   size limit; torch's int8 max pool refuses 128 pixels and more), with padding, odd
   windows and strides, odd channel counts, ceil mode, beside average pools of the same
-  shapes;
+  shapes, ceil mode (with and without the padding in the divisor) among them;
 - sequences(): the 1-D family as 2-D layers of height 1 (et_zephyr/passes/
   one_d_as_two_d.py): Conv1d with stride, dilation, "same" and causal F.pad padding,
   depthwise, one input channel; MaxPool1d, AvgPool1d, a residual add, a mean over time;
@@ -45,6 +45,10 @@ class Pools(nn.Module):
             F.avg_pool2d(y[:, :, :17, :23], (3, 2), stride=(2, 3)),
             F.max_pool2d(y[:, :, :13, :14], 3, 2, ceil_mode=True),
             F.max_pool2d(y[:, :, :17, :23], (3, 2), (2, 3), (1, 0), ceil_mode=True),
+            F.avg_pool2d(y[:, :, :13, :14], 3, 2, ceil_mode=True),
+            F.avg_pool2d(y[:, :, :17, :23], (3, 2), (2, 3), (1, 0), ceil_mode=True),
+            F.avg_pool2d(y[:, :, :7, :9], 2, 2, ceil_mode=True, count_include_pad=False),
+            F.avg_pool2d(y[:, :, :5, :5], 3, 2, 1, ceil_mode=True, count_include_pad=False),
         )
 
 

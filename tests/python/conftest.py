@@ -26,6 +26,7 @@ from et_zephyr.api import ExportOptions, export  # noqa: E402
 from et_zephyr.artifacts import Artifacts, write_outputs  # noqa: E402
 from et_zephyr.emulate import run_pte  # noqa: E402
 from et_zephyr.targets import resolve_target  # noqa: E402
+from et_zephyr.test_inputs import Recipe, values  # noqa: E402
 from executorch.backends.cortex_m.passes.passes_utils import quantize_multiplier_aot  # noqa: E402
 from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer  # noqa: E402
 from executorch.exir.dialects._ops import ops as exir_ops  # noqa: E402
@@ -63,13 +64,27 @@ def generator_module() -> ModuleType:
 
 def assert_replays(artifacts: Artifacts, out_dir: Path) -> None:
     """Write an export and run its .pte in the host emulator (tensors at their planned
-    offsets) on every stored and generated test input: each output is the reference's."""
+    offsets, views reading their base's memory in their own dim order) on every stored
+    and generated test input: each output's bytes in device memory are the reference's.
+    A generated input's bytes are the ones the firmware writes from its recipe, element
+    by element in the program's memory order (then quantized where the program takes
+    INT8)."""
     write_outputs(artifacts, out_dir)
     vectors = np.load(out_dir / f"{artifacts.name}.vectors.npz")
     pte = (out_dir / f"{artifacts.name}.pte").read_bytes()
+    outputs = artifacts.manifest["outputs"]
+    count = vectors["input_0"][0].size
+    floats = artifacts.manifest["inputs"][0]["dtype"] == "float32"
+    for v, words in enumerate(vectors["input_0_recipe"]):
+        if floats and words.any():
+            step = float(np.array(words[2], dtype=np.uint32).view(np.float32))
+            recipe = Recipe(int(words[0]), int(np.int32(np.uint32(words[1]))), step)
+            assert values(recipe, count).tobytes() == vectors["input_0_bytes"][v].tobytes(), v
     for v, sample in enumerate(vectors["input_0"]):
-        (output,) = run_pte(pte, (torch.from_numpy(sample),), artifacts.manifest["target"]["isa"])
-        assert output.numpy().tobytes() == vectors["output_0"][v].tobytes()
+        results = run_pte(pte, (torch.from_numpy(sample),), artifacts.manifest["target"]["isa"])
+        for o, result in enumerate(results):
+            physical = result.permute(outputs[o]["dim_order"]).contiguous().numpy().tobytes()
+            assert physical == vectors[f"output_{o}_bytes"][v].tobytes(), (v, o)
 
 
 def trained_like_requantization(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import REPO, assert_replays
 from et_zephyr import pipeline
 from et_zephyr.api import ExportOptions, export
 from et_zephyr.loading import ModelBundle
@@ -296,6 +297,60 @@ def test_models_export_in_int8_on_cortex_m_kernels(name: str, target: str) -> No
     assert warnings == []
     agreement = artifacts.manifest["agreement"]
     assert agreement["max_steps_vs_fake_quant"] <= 2
+
+
+@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m4", "cortex-m55"])
+def test_every_pool_of_the_device_scenario_runs_on_cmsis_nn_bit_exact(
+    target: str, tmp_path
+) -> None:
+    """tests/models/breadth.py's pools, ceil-mode average pools among them
+    (avg_pool_kernels.py): no operator left on a portable kernel, and the emulated
+    program reproduces the reference, which stays near PyTorch's float pools."""
+    artifacts = export(
+        f"{REPO / 'tests/models/breadth.py'}:pools",
+        ExportOptions(target=target, strict=True, vectors=4, generated_vectors=8),
+    )
+    assert not [name for name, s in artifacts.stats.items() if s.runs_on == "portable"]
+    assert artifacts.stats["et_zephyr::avg_pool2d_clipped.out"].calls == 4
+    assert artifacts.manifest["layout_copies"]["calls"] == 0
+    assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 1
+    assert_replays(artifacts, tmp_path)
+
+
+class _CeilAvgPool(nn.Module):
+    def __init__(self, kernel: int, stride: int, padding: int, include_pad: bool) -> None:
+        super().__init__()
+        self.lift = nn.Conv2d(3, 7, 1)
+        self.pool = nn.AvgPool2d(kernel, stride, padding, ceil_mode=True,
+                                 count_include_pad=include_pad)  # fmt: skip
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(self.lift(x))
+
+
+@pytest.mark.parametrize(
+    ("size", "kernel", "stride", "padding", "include_pad"),
+    [
+        (1, 1, 2, 0, True), (2, 3, 2, 1, True), (5, 2, 2, 0, True), (6, 3, 2, 1, False),
+        (7, 3, 3, 1, True), (9, 4, 3, 2, False), (11, 5, 4, 2, True), (33, 2, 2, 0, False),
+        (64, 3, 2, 1, True), (15, 7, 5, 3, False),
+    ],
+)  # fmt: skip
+def test_ceil_mode_average_pools_match_pytorch(
+    size: int, kernel: int, stride: int, padding: int, include_pad: bool
+) -> None:
+    """Ceil-mode average pools over maps of 1 to 64 pixels a side, any window, stride
+    and padding, the padding in the divisor or not: INT8 on CMSIS-NN, within a step of
+    PyTorch's pool on the fake-quantized values."""
+    torch.manual_seed(0)
+    model = _CeilAvgPool(kernel, stride, padding, include_pad)
+    calibration = [(torch.randn(1, 3, size, size + 1),) for _ in range(8)]
+    artifacts = export(
+        ModelBundle(model, calibration[0], calibration),
+        ExportOptions(target="cortex-m4", strict=True),
+    )
+    assert not [name for name, s in artifacts.stats.items() if s.runs_on == "portable"]
+    assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 1
 
 
 def test_a_host_reference_failure_names_the_operator_node_and_line(monkeypatch) -> None:

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """et-zephyr's byte-moving kernels (lib/src/kernels/slice.cpp, channel_shuffle.cpp and,
-where CMSIS-NN's sources are at hand, concatenate.cpp) and its bilinear resize
-(resize_bilinear.cpp, against reference/resize.py's integer arithmetic), built with g++
+where CMSIS-NN's sources are at hand, concatenate.cpp), its bilinear resize
+(resize_bilinear.cpp, against reference/resize.py's integer arithmetic) and, with
+CMSIS-NN, its clipped average pool (avg_pool2d_clipped.cpp, against
+reference/pooling.py's), built with g++
 against the executorch wheel and run on ExecuTorch tensors in every dim order a program
 gives them:
 the default, channels-last, 3-D and odd orders, and the tie-broken orders of tensors
@@ -24,12 +26,12 @@ import executorch
 import torch
 from conftest import REPO, need_tools
 from et_zephyr import own_ops
-from et_zephyr.reference import resize
+from et_zephyr.reference import pooling, resize
 from executorch.exir.tensor import dim_order_from_stride, stride_from_dim_order
 
 DRIVER = Path(__file__).parent / "byte_movers" / "byte_movers_cases.cpp"
 KERNELS = REPO / "lib/src/kernels"
-SLICE, SHUFFLE, CONCATENATE, BILINEAR = 0, 1, 2, 3
+SLICE, SHUFFLE, CONCATENATE, BILINEAR, AVG_POOL = 0, 1, 2, 3, 4
 CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
 
 
@@ -47,8 +49,15 @@ def _build(out: Path) -> Path:
     ]
     flags = []
     if CMSIS_NN:
-        sources += [KERNELS / "concatenate.cpp"]
-        sources += [Path(CMSIS_NN) / "Source/ConcatenationFunctions/arm_concatenation_s8_y.c"]
+        sources += [KERNELS / "concatenate.cpp", KERNELS / "avg_pool2d_clipped.cpp"]
+        sources += [
+            Path(CMSIS_NN) / "Source" / name
+            for name in (
+                "ConcatenationFunctions/arm_concatenation_s8_y.c",
+                "PoolingFunctions/arm_avgpool_s8.c",
+                "PoolingFunctions/arm_avgpool_get_buffer_sizes_s8.c",
+            )
+        ]
         flags += ["-DWITH_CMSIS_NN", f"-I{CMSIS_NN}/Include"]
     binary = out / "byte_movers"
     runpath = _runpath(portable)
@@ -201,7 +210,34 @@ def _cases() -> Cases:
             inputs = [(p, _program_order(list(p.shape), order)) for p in pieces]
             out_order = _program_order(list(joined.shape), order)
             cases.add(CONCATENATE, inputs, joined, out_order, [dim])
+        _avg_pool_cases(cases, generator)
     return cases
+
+
+def _avg_pool_cases(cases: Cases, generator: torch.Generator) -> None:
+    """PyTorch's ceil-mode average pools (the sizes its output formula gives) on maps
+    from 1x1 up, and a window starting past the input, which is refused."""
+    channels_last = (0, 2, 3, 1)
+    for (height, width), kernel, stride, pad in itertools.product(
+        [(1, 1), (2, 3), (5, 5), (7, 4), (16, 9)], [(1, 1), (2, 2), (3, 3), (3, 2)],
+        [(1, 1), (2, 2), (3, 2)], [(0, 0), (1, 1), (1, 0)],
+    ):  # fmt: skip
+        too_wide = height + 2 * pad[0] < kernel[0] or width + 2 * pad[1] < kernel[1]
+        if pad[0] * 2 > kernel[0] or pad[1] * 2 > kernel[1] or too_wide:
+            continue
+        shape = [2, 5, height, width]
+        values = torch.randint(-128, 128, shape, dtype=torch.int8, generator=generator)
+        size = torch.nn.functional.avg_pool2d(
+            values.float(), kernel, stride, pad, ceil_mode=True
+        ).shape[2:]
+        pooled = pooling.avg_pool2d_clipped(values, kernel, stride, pad, list(size), values)
+        program = _program_order(shape, channels_last)
+        out_order = _program_order(list(pooled.shape), channels_last)
+        arguments = [*kernel, *stride, *pad, *size, 4 * shape[1]]
+        cases.add(AVG_POOL, [(values, program)], pooled, out_order, arguments)
+    beyond = [*kernel, *stride, *pad, size[0] + 2, size[1], 4 * shape[1]]
+    wider = torch.zeros(2, 5, size[0] + 2, size[1], dtype=torch.int8)
+    cases.add(AVG_POOL, [(values, program)], wider, out_order, beyond, refused=True)
 
 
 def test_the_kernels_move_the_bytes_torch_does_in_every_dim_order(tmp_path: Path) -> None:
@@ -223,5 +259,7 @@ def test_the_kernels_move_the_bytes_torch_does_in_every_dim_order(tmp_path: Path
             assert got == expected, index
     assert offset == len(results)
     assert sum(refused for refused, _ in cases.expected) >= 2
-    # concatenate.cpp is built and run where CMSIS-NN's sources are (ET_ZEPHYR_CMSIS_NN_DIR).
+    # concatenate.cpp and avg_pool2d_clipped.cpp are built and run where CMSIS-NN's
+    # sources are (ET_ZEPHYR_CMSIS_NN_DIR).
     assert (CONCATENATE in cases.kinds) == bool(CMSIS_NN)
+    assert (AVG_POOL in cases.kinds) == bool(CMSIS_NN)

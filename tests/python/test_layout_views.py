@@ -11,18 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import REPO, assert_replays
 from et_zephyr.api import ExportOptions, export
-from et_zephyr.artifacts import Artifacts, write_outputs
+from et_zephyr.artifacts import Artifacts
 from et_zephyr.dim_orders import reshaped_order
-from et_zephyr.emulate import run_pte
 from et_zephyr.io_mode import parse_io
 from et_zephyr.loading import ModelBundle
 from et_zephyr.report import render_report
-from et_zephyr.test_inputs import Recipe, values
 from torch import nn
 
 
@@ -100,29 +98,6 @@ def _export(model: nn.Module, shape: tuple[int, ...], target: str, io: str = "fl
     )
 
 
-def _assert_replays(artifacts: Artifacts, out_dir: Path) -> None:
-    """Every stored and generated input through the emulated .pte: each output's bytes
-    in device memory are the host reference's."""
-    write_outputs(artifacts, out_dir)
-    vectors = np.load(out_dir / f"{artifacts.name}.vectors.npz")
-    pte = (out_dir / f"{artifacts.name}.pte").read_bytes()
-    outputs = artifacts.manifest["outputs"]
-    # The firmware writes a generated input's elements in the program's memory order
-    # (then quantizes them in place where the program takes INT8).
-    count = vectors["input_0"][0].size
-    floats = artifacts.manifest["inputs"][0]["dtype"] == "float32"
-    for v, words in enumerate(vectors["input_0_recipe"]):
-        if floats and words.any():
-            step = float(np.array(words[2], dtype=np.uint32).view(np.float32))
-            recipe = Recipe(int(words[0]), int(np.int32(np.uint32(words[1]))), step)
-            assert values(recipe, count).tobytes() == vectors["input_0_bytes"][v].tobytes(), v
-    for v, sample in enumerate(vectors["input_0"]):
-        results = run_pte(pte, (torch.from_numpy(sample),), artifacts.manifest["target"]["isa"])
-        for o, result in enumerate(results):
-            physical = result.permute(outputs[o]["dim_order"]).contiguous().numpy().tobytes()
-            assert physical == vectors[f"output_{o}_bytes"][v].tobytes(), (v, o)
-
-
 def _calls(artifacts: Artifacts, name: str) -> int:
     return sum(s.calls for op, s in artifacts.stats.items() if op.startswith(name))
 
@@ -141,7 +116,7 @@ def test_a_sequence_input_is_declared_nlc_and_read_in_place(
     # The report names a layout only where its bytes differ from the default order's.
     assert ("memory layout      input 0" in render_report(artifacts)) == interleaved
     assert _calls(artifacts, "cortex_m::transpose") == 0
-    _assert_replays(artifacts, tmp_path)
+    assert_replays(artifacts, tmp_path)
 
 
 @pytest.mark.parametrize("io", ["float", "input=int8", "output=int8"])
@@ -158,7 +133,7 @@ def test_a_sequence_result_leaves_in_its_own_layout(io: str, tmp_path: Path) -> 
             "memory layout      input 0 [1, 3, 64] NLC (dim order 0, 2, 1); "
             "output 0 [1, 3, 64] NLC (dim order 0, 2, 1)"
         ) in render_report(artifacts)
-    _assert_replays(artifacts, tmp_path)
+    assert_replays(artifacts, tmp_path)
 
 
 @pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
@@ -167,14 +142,14 @@ def test_transposes_into_and_out_of_a_conv1d_are_views(target: str, tmp_path: Pa
     assert artifacts.manifest["layout_copies"]["calls"] == 0
     assert _calls(artifacts, "cortex_m::transpose") == 0
     assert artifacts.manifest["inputs"][0]["dim_order"] == [0, 1, 2]
-    _assert_replays(artifacts, tmp_path)
+    assert_replays(artifacts, tmp_path)
 
 
 def test_a_transpose_that_moves_bytes_stays_and_computes(tmp_path: Path) -> None:
     artifacts = _export(_SwappedAxes(), (1, 3, 7, 5), "cortex-m55")
     moved = _calls(artifacts, "cortex_m::transpose") + artifacts.manifest["layout_copies"]["calls"]
     assert moved >= 1
-    _assert_replays(artifacts, tmp_path)
+    assert_replays(artifacts, tmp_path)
 
 
 def test_a_flatten_read_by_linears_and_returned_keeps_every_reader_right(
@@ -183,7 +158,22 @@ def test_a_flatten_read_by_linears_and_returned_keeps_every_reader_right(
     artifacts = _export(_TwoHeads(), (1, 3, 9, 7), "cortex-m4")
     # The flattened map is an output too: its reshape stays a kernel on default bytes.
     assert artifacts.manifest["outputs"][2]["shape"] == [1, 84]
-    _assert_replays(artifacts, tmp_path)
+    assert_replays(artifacts, tmp_path)
+
+
+def test_a_sequence_cut_from_a_map_leaves_in_the_order_its_kernels_wrote(
+    tmp_path: Path,
+) -> None:
+    """breadth.py's joins: a GLU over a Conv1d of a map's row ends in a product of two
+    channels-last slices, which the functional graph recorded in the default order; the
+    serialized program writes it channels-last, and the output is read in place (found
+    on the device: output 8 differed on every input at 129a9ba)."""
+    artifacts = export(
+        f"{REPO / 'tests/models/breadth.py'}:joins",
+        ExportOptions(target="cortex-m4", vectors=2, generated_vectors=2),
+    )
+    assert artifacts.manifest["outputs"][8]["dim_order"] == [0, 2, 1]
+    assert_replays(artifacts, tmp_path)
 
 
 def test_reshaped_orders_read_the_same_bytes() -> None:

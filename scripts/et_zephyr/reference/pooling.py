@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""cortex_m::quantized_avg_pool2d and quantized_max_pool2d as arm_avgpool_s8 and
-arm_max_pool_s8 compute them.
+"""cortex_m::quantized_avg_pool2d, et_zephyr::avg_pool2d_clipped and
+cortex_m::quantized_max_pool2d as arm_avgpool_s8 and arm_max_pool_s8 compute them.
 
 CMSIS-NN averages the raw int8 values (input and output share their quantization)
 and rounds the integer mean half away from zero:
@@ -36,15 +36,44 @@ def avg_pool2d(
     shift: int,
     scratch: torch.Tensor,
 ) -> torch.Tensor:
-    del zero_point, multiplier, shift, scratch  # the kernel reads none of them
-    kernel, steps, pads = _pair(kernel_size), _pair(stride), _pair(padding)
+    del zero_point, multiplier, shift  # the kernel reads none of them
+    (kernel_h, kernel_w), (stride_h, stride_w) = _pair(kernel_size), _pair(stride)
+    pad_h, pad_w = _pair(padding)
+    height, width = values.shape[2:]
+    out_h = (height + 2 * pad_h - kernel_h) // stride_h + 1
+    out_w = (width + 2 * pad_w - kernel_w) // stride_w + 1
+    return avg_pool2d_clipped(values, kernel_size, stride, padding, [out_h, out_w], scratch)
+
+
+def avg_pool2d_clipped(
+    values: torch.Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_size: Sequence[int],
+    scratch: torch.Tensor,
+) -> torch.Tensor:
+    """arm_avgpool_s8 with the output's size given: window (i, j) starts at
+    (i * stride - padding) and is clipped to the input, wherever it ends (PyTorch's
+    ceil mode adds such windows; lib/src/kernels/avg_pool2d_clipped.cpp)."""
+    del scratch
+    kernel, steps, (pad_h, pad_w) = _pair(kernel_size), _pair(stride), _pair(padding)
+    out_h, out_w = output_size
+    height, width = values.shape[2:]
+    # Zeros below and right of the input until every window fits: they add nothing to a
+    # sum, and the counts come from ones over the input alone.
+    bottom = max(0, (out_h - 1) * steps[0] + kernel[0] - pad_h - height)
+    right = max(0, (out_w - 1) * steps[1] + kernel[1] - pad_w - width)
 
     def window_sums(x: torch.Tensor) -> torch.Tensor:
         # Sums of small integers are exact in float64.
-        return F.avg_pool2d(x, kernel, steps, pads, divisor_override=1)
+        padded = F.pad(x, (pad_w, right, pad_h, bottom))
+        return F.avg_pool2d(padded, kernel, steps, divisor_override=1)[:, :, :out_h, :out_w]
 
     sums = window_sums(values.to(torch.float64)).to(torch.int64)
     counts = window_sums(torch.ones_like(values[:1, :1], dtype=torch.float64)).to(torch.int64)
+    if bool((counts == 0).any()):
+        raise ValueError("quantized_avg_pool2d: a window lies wholly outside the input")
     half = counts // 2
     mean = torch.div(torch.where(sums > 0, sums + half, sums - half), counts, rounding_mode="trunc")
     result = mean.clamp(_ACTIVATION_MIN, _ACTIVATION_MAX).to(torch.int8)

@@ -4,15 +4,18 @@
 
 /*
  * Host driver for et-zephyr's byte-moving kernels (lib/src/kernels/slice.cpp,
- * channel_shuffle.cpp and, with -DWITH_CMSIS_NN, concatenate.cpp) and its bilinear
- * resize (resize_bilinear.cpp) on ExecuTorch tensors in any dim order. Reads cases from a file of
+ * channel_shuffle.cpp and, with -DWITH_CMSIS_NN, concatenate.cpp), its bilinear
+ * resize (resize_bilinear.cpp) and, with -DWITH_CMSIS_NN, its clipped average pool
+ * (avg_pool2d_clipped.cpp) on ExecuTorch tensors in any dim order. Reads cases from a file of
  * int64 words, writes each case's status (0: ran, 1: refused) and output bytes, in memory order, to
  * another:
  *
- *   case:   kind (0 slice, 1 channel_shuffle, 2 concatenate, 3 resize_bilinear),
- *           inputs, then per input a tensor, then the output's tensor, then kind's
- *           arguments (for resize_bilinear: the row and column taps, each a count of
- *           output indices and then 3 words per index)
+ *   case:   kind (0 slice, 1 channel_shuffle, 2 concatenate, 3 resize_bilinear,
+ *           4 avg_pool2d_clipped), inputs, then per input a tensor, then the output's
+ *           tensor, then kind's arguments (for resize_bilinear: the row and column taps,
+ *           each a count of output indices and then 3 words per index; for
+ *           avg_pool2d_clipped: kernel, stride, padding and output size, two words each,
+ *           then the scratch's bytes)
  *   tensor: rank, sizes[rank], dim_order[rank], then numel bytes (one word each)
  *
  * tests/python/test_byte_movers.py builds it with g++ against the executorch wheel.
@@ -39,6 +42,9 @@ Tensor &resize_bilinear_out(KernelRuntimeContext &, const Tensor &, const Tensor
                             Tensor &);
 #ifdef WITH_CMSIS_NN
 Tensor &concatenate_out(KernelRuntimeContext &, ArrayRef<Tensor>, int64_t, Tensor &);
+Tensor &avg_pool2d_clipped_out(KernelRuntimeContext &, const Tensor &, ArrayRef<int64_t>,
+                               ArrayRef<int64_t>, ArrayRef<int64_t>, ArrayRef<int64_t>,
+                               const Tensor &, Tensor &);
 #endif
 } // namespace et_zephyr::native
 
@@ -152,6 +158,25 @@ int main(int argc, char **argv) {
                                                    Tensor(rows.impl), Tensor(columns.impl), result);
             delete rows.impl;
             delete columns.impl;
+        } else if (kind == 4) {
+#ifdef WITH_CMSIS_NN
+            int64_t pairs[8];
+            for (auto &p : pairs) {
+                p = in.take();
+            }
+            std::vector<uint8_t> scratch_bytes(static_cast<size_t>(in.take()));
+            int32_t scratch_size = static_cast<int32_t>(scratch_bytes.size());
+            uint8_t dim_order = 0;
+            int32_t stride = 1;
+            TensorImpl scratch(ScalarType::Byte, 1, &scratch_size, scratch_bytes.data(), &dim_order,
+                               &stride);
+            et_zephyr::native::avg_pool2d_clipped_out(
+                context, Tensor(inputs[0].impl), ArrayRef<int64_t>(pairs, 2),
+                ArrayRef<int64_t>(pairs + 2, 2), ArrayRef<int64_t>(pairs + 4, 2),
+                ArrayRef<int64_t>(pairs + 6, 2), Tensor(&scratch), result);
+#else
+            return 3;
+#endif
         } else {
             const int64_t dim = in.take();
 #ifdef WITH_CMSIS_NN

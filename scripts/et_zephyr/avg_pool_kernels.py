@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Ceil-mode average pools of int8 maps onto CMSIS-NN, through et-zephyr's kernel.
+
+With ceil_mode=True PyTorch adds a last output row or column whose window runs past the
+input (ResNet-D's downsampling `AvgPool2d(2, 2, ceil_mode=True)`); ExecuTorch's
+Cortex-M lowering takes floor mode only and left such pools in float. arm_avgpool_s8
+lays its windows by the output's size and clips them to the input, averaging over the
+positions they cover: PyTorch's ceil-mode windows, which start inside the input (or
+its leading padding) and end at most `padding` past it. With count_include_pad, the
+padding is part of the divisor: it becomes the input's zero point (cortex_m::pad, as
+upstream lowers floor-mode pools), and a window's clipped end is the padded input's
+end, as in PyTorch. The quantizer gives the pool's output its input's parameters
+(quantizer.py), so the int8 pool is left between int8 tensors: it becomes
+et_zephyr::avg_pool2d_clipped (lib/src/kernels/avg_pool2d_clipped.cpp), which passes
+the output's size to arm_avgpool_s8.
+"""
+
+from __future__ import annotations
+
+import torch
+from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import (
+    _create_uninitialized_alloc_node,
+)
+from executorch.backends.cortex_m.passes.passes_utils import to_physical_order
+from executorch.backends.cortex_m.passes.scratch_buffer_sizes import (
+    cmsis_nn_avgpool_buffer_size,
+)
+from executorch.exir.dialects._ops import ops as exir_ops
+from torch.export import ExportedProgram
+from torch.fx import Node
+
+from . import own_ops  # noqa: F401  (defines et_zephyr::avg_pool2d_clipped)
+from .dim_orders import dim_order_of, with_dim_order
+from .errors import ExportError
+from .fx_nodes import pair
+from .kernel_scratch import resize_scratch
+from .targets import Target
+
+_AVG_POOL = exir_ops.edge.aten.avg_pool2d.default
+_PAD = exir_ops.edge.cortex_m.pad.default
+_KERNEL = exir_ops.edge.et_zephyr.avg_pool2d_clipped.default
+
+
+def ceil_mode_avg_pools_to_kernel(program: ExportedProgram, target: Target) -> int:
+    """Each int8 average pool left by the lowering (ceil mode) becomes
+    et_zephyr::avg_pool2d_clipped. Returns how many."""
+    graph = program.graph_module.graph
+    given = 0
+    for node in list(graph.nodes):
+        if node.target != _AVG_POOL or not _int8_map(node) or not _int8_map(node.args[0]):
+            continue
+        args = list(node.args) + [None] * (7 - len(node.args))
+        source, kernel_size, stride, padding, _, count_include_pad, divisor = args
+        if divisor is not None:
+            raise ExportError(
+                f"node '{node.name}': an int8 average pool with divisor_override has no kernel"
+            )
+        kernel = pair(kernel_size)
+        strides = pair(stride) if stride else kernel
+        pads = pair(padding) if padding else [0, 0]
+        if count_include_pad is not False and any(pads):
+            source = _padded_with_zero_point(node, source, pads)
+            pads = [0, 0]
+        with graph.inserting_before(node):
+            scratch = _create_uninitialized_alloc_node(node, program)
+        node.target = _KERNEL
+        node.args = (source, kernel, strides, pads, list(node.meta["val"].shape[2:]), scratch)
+        (scratch_bytes,) = cmsis_nn_avgpool_buffer_size(target.config.backend, node)
+        resize_scratch(scratch, scratch_bytes)
+        given += 1
+    program.graph_module.recompile()
+    return given
+
+
+def _int8_map(node: object) -> bool:
+    value = node.meta.get("val") if isinstance(node, Node) else None
+    return isinstance(value, torch.Tensor) and value.dtype == torch.int8 and value.dim() == 4
+
+
+def _padded_with_zero_point(pool: Node, source: Node, pads: list[int]) -> Node:
+    """cortex_m::pad of the source with its zero point, `pads` rows and columns each side."""
+    qparams = pool.meta.get("input_qparams") or {}
+    if 0 not in qparams:
+        raise ExportError(f"node '{pool.name}': an int8 average pool without its quantization")
+    value = source.meta["val"]
+    pad_h, pad_w = pads
+    around = to_physical_order([0, 0, pad_h, pad_w], value)
+    with pool.graph.inserting_before(pool):
+        padded = pool.graph.call_function(_PAD, (source, around, around, int(qparams[0].zp)))
+    shape = [*value.shape[:2], value.shape[2] + 2 * pad_h, value.shape[3] + 2 * pad_w]
+    padded.meta = {k: v for k, v in pool.meta.items() if k in ("stack_trace", "nn_module_stack")}
+    order = dim_order_of(source)
+    padded.meta["val"] = with_dim_order(value.new_empty(shape), order or range(len(shape)))
+    return padded
