@@ -39,11 +39,14 @@ from .targets import Target
 _AVG_POOL = exir_ops.edge.aten.avg_pool2d.default
 _PAD = exir_ops.edge.cortex_m.pad.default
 _KERNEL = exir_ops.edge.et_zephyr.avg_pool2d_clipped.default
+_QUANTIZE = exir_ops.edge.cortex_m.quantize_per_tensor.default
+_DEQUANTIZE = exir_ops.edge.cortex_m.dequantize_per_tensor.default
 
 
 def ceil_mode_avg_pools_to_kernel(program: ExportedProgram, target: Target) -> int:
     """Each int8 average pool left by the lowering (ceil mode) becomes
-    et_zephyr::avg_pool2d_clipped. Returns how many."""
+    et_zephyr::avg_pool2d_clipped; one with divisor_override computes in float. Returns
+    how many became the kernel."""
     graph = program.graph_module.graph
     given = 0
     for node in list(graph.nodes):
@@ -52,9 +55,8 @@ def ceil_mode_avg_pools_to_kernel(program: ExportedProgram, target: Target) -> i
         args = list(node.args) + [None] * (7 - len(node.args))
         source, kernel_size, stride, padding, _, count_include_pad, divisor = args
         if divisor is not None:
-            raise ExportError(
-                f"node '{node.name}': an int8 average pool with divisor_override has no kernel"
-            )
+            _in_float(node)
+            continue
         kernel = pair(kernel_size)
         strides = pair(stride) if stride else kernel
         pads = pair(padding) if padding else [0, 0]
@@ -70,6 +72,30 @@ def ceil_mode_avg_pools_to_kernel(program: ExportedProgram, target: Target) -> i
         given += 1
     program.graph_module.recompile()
     return given
+
+
+def _in_float(pool: Node) -> None:
+    """A pool dividing by divisor_override, which no CMSIS-NN kernel does: in float on
+    the portable kernel between the Cortex-M dequantize and quantize of its shared
+    parameters (et-export warns of it, --strict refuses it)."""
+    qparams = (pool.meta.get("input_qparams") or {}).get(0)
+    if qparams is None:
+        raise ExportError(f"node '{pool.name}': an int8 average pool without its quantization")
+    graph = pool.graph
+    source = pool.args[0]
+    assert isinstance(source, Node)
+    int8 = (float(qparams.scale), int(qparams.zp), -128, 127, torch.int8)
+    with graph.inserting_before(pool):
+        real = graph.call_function(_DEQUANTIZE, (source, *int8))
+    real.meta = {k: v for k, v in pool.meta.items() if k in ("stack_trace", "nn_module_stack")}
+    real.meta["val"] = source.meta["val"].to(torch.float32)
+    with graph.inserting_after(pool):
+        back = graph.call_function(_QUANTIZE, (pool, *int8))
+    back.meta = dict(real.meta)
+    back.meta["val"] = pool.meta["val"]
+    pool.replace_all_uses_with(back, delete_user_cb=lambda user: user is not back)
+    pool.replace_input_with(source, real)
+    pool.meta["val"] = pool.meta["val"].to(torch.float32)
 
 
 def _int8_map(node: object) -> bool:

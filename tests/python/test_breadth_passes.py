@@ -353,6 +353,23 @@ def test_ceil_mode_average_pools_match_pytorch(
     assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 1
 
 
+def test_an_average_pool_with_a_divisor_override_stays_in_float_with_a_warning() -> None:
+    """No CMSIS-NN kernel divides by another count: the int8 pool the quantizer left
+    computes in float between a dequantize and a quantize, as the warning says (it
+    failed in the host reference before: torch has no int8 average pool)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 5, 3, padding=1), nn.AvgPool2d(2, divisor_override=3))
+    calibration = [(torch.randn(1, 3, 8, 8),) for _ in range(8)]
+    warnings: list[str] = []
+    artifacts = export(
+        ModelBundle(model.eval(), calibration[0], calibration),
+        ExportOptions(target="cortex-m4", warn=warnings.append),
+    )
+    assert artifacts.stats["aten::avg_pool2d.out"].float_calls == 1
+    assert any("left in float" in w and "aten::avg_pool2d" in w for w in warnings)
+    assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 1
+
+
 def test_a_host_reference_failure_names_the_operator_node_and_line(monkeypatch) -> None:
     from et_zephyr import reference
     from et_zephyr.errors import ExportError
