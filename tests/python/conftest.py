@@ -72,16 +72,18 @@ def assert_replays(artifacts: Artifacts, out_dir: Path) -> None:
     write_outputs(artifacts, out_dir)
     vectors = np.load(out_dir / f"{artifacts.name}.vectors.npz")
     pte = (out_dir / f"{artifacts.name}.pte").read_bytes()
-    outputs = artifacts.manifest["outputs"]
-    count = vectors["input_0"][0].size
-    floats = artifacts.manifest["inputs"][0]["dtype"] == "float32"
-    for v, words in enumerate(vectors["input_0_recipe"]):
-        if floats and words.any():
-            step = float(np.array(words[2], dtype=np.uint32).view(np.float32))
-            recipe = Recipe(int(words[0]), int(np.int32(np.uint32(words[1]))), step)
-            assert values(recipe, count).tobytes() == vectors["input_0_bytes"][v].tobytes(), v
-    for v, sample in enumerate(vectors["input_0"]):
-        results = run_pte(pte, (torch.from_numpy(sample),), artifacts.manifest["target"]["isa"])
+    inputs, outputs = artifacts.manifest["inputs"], artifacts.manifest["outputs"]
+    for i, spec in enumerate(inputs):
+        count = vectors[f"input_{i}"][0].size
+        for v, words in enumerate(vectors[f"input_{i}_recipe"]):
+            if spec["dtype"] == "float32" and words.any():
+                step = float(np.array(words[2], dtype=np.uint32).view(np.float32))
+                recipe = Recipe(int(words[0]), int(np.int32(np.uint32(words[1]))), step)
+                written = values(recipe, count).tobytes()
+                assert written == vectors[f"input_{i}_bytes"][v].tobytes(), (v, i)
+    for v in range(len(vectors["input_0"])):
+        samples = tuple(torch.from_numpy(vectors[f"input_{i}"][v]) for i in range(len(inputs)))
+        results = run_pte(pte, samples, artifacts.manifest["target"]["isa"])
         for o, result in enumerate(results):
             physical = result.permute(outputs[o]["dim_order"]).contiguous().numpy().tobytes()
             assert physical == vectors[f"output_{o}_bytes"][v].tobytes(), (v, o)
