@@ -75,6 +75,8 @@ def plan_layout_views(program: ExportedProgram) -> int:
     inputs = {node for node in graph.nodes if node.op == "placeholder"}
     user_inputs = {node for node in inputs if node.name in set(program.graph_signature.user_inputs)}
     orders = _rederived_orders(program)
+    if orders is None:
+        return 0
     removed = 0
     for node in list(graph.nodes):
         seeds = node.target in _DIM_ORDER_COPIES or node.target in _PERMUTES
@@ -158,11 +160,12 @@ def _serialized_order(node: Node, orders: dict[Node, Order]) -> Order | None:
     return orders.get(node, dim_order_of(node))
 
 
-def _rederived_orders(program: ExportedProgram) -> dict[Node, Order]:
+def _rederived_orders(program: ExportedProgram) -> dict[Node, Order] | None:
     """Each node's dim order as ExecuTorch's serialization derives it again: its
     operator's fake implementation run on its inputs. Passes that set a value by hand
     may have recorded another (an int8 product of channels-last slices recorded in the
-    default order is written channels-last)."""
+    default order is written channels-last). None where the graph cannot be run on fake
+    tensors: no view is planned then, the copies stay."""
     placeholders = [n for n in program.graph_module.graph.nodes if n.op == "placeholder"]
     values = [n.meta["val"] for n in placeholders]
     mode = detect_fake_mode(values)
@@ -175,11 +178,15 @@ def _rederived_orders(program: ExportedProgram) -> dict[Node, Order]:
                 orders[node] = tuple(int(d) for d in dim_order_from_stride(result.stride()))
             return result
 
+    if mode is None:
+        return None
     allowed = mode.allow_non_fake_inputs
     mode.allow_non_fake_inputs = True  # constants read by get_attr are real tensors
     try:
         with mode:
             _Orders(program.graph_module).run(*values)
+    except Exception:  # noqa: BLE001 (an operator without a fake kernel: plan no view)
+        return None
     finally:
         mode.allow_non_fake_inputs = allowed
     return orders

@@ -176,6 +176,19 @@ def test_a_sequence_cut_from_a_map_leaves_in_the_order_its_kernels_wrote(
     assert_replays(artifacts, tmp_path)
 
 
+def test_without_derivable_orders_no_view_is_planned_and_the_copies_compute(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A graph the fake-tensor run cannot follow plans no view: the copies stay."""
+    from et_zephyr import layout_views
+
+    monkeypatch.setattr(layout_views, "_rederived_orders", lambda program: None)
+    artifacts = _export(_Sensor(3, 20), (1, 3, 20), "cortex-m4")
+    assert artifacts.manifest["layout_copies"]["calls"] >= 1
+    assert artifacts.manifest["inputs"][0]["dim_order"] == [0, 1, 2]
+    assert_replays(artifacts, tmp_path)
+
+
 def test_reshaped_orders_read_the_same_bytes() -> None:
     # A [1, 3, 128] sequence in NLC as the channels-last [1, 3, 1, 128] image.
     assert reshaped_order((1, 3, 128), (0, 2, 1), (1, 3, 1, 128)) == (0, 2, 3, 1)
