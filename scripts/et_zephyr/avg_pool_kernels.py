@@ -21,7 +21,6 @@ import torch
 from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import (
     _create_uninitialized_alloc_node,
 )
-from executorch.backends.cortex_m.passes.passes_utils import to_physical_order
 from executorch.backends.cortex_m.passes.scratch_buffer_sizes import (
     cmsis_nn_avgpool_buffer_size,
 )
@@ -30,14 +29,13 @@ from torch.export import ExportedProgram
 from torch.fx import Node
 
 from . import own_ops  # noqa: F401  (defines et_zephyr::avg_pool2d_clipped)
-from .dim_orders import dim_order_of, with_dim_order
 from .errors import ExportError
 from .fx_nodes import pair
+from .int8_rewrites import is_int8_map, padded_map
 from .kernel_scratch import resize_scratch
 from .targets import Target
 
 _AVG_POOL = exir_ops.edge.aten.avg_pool2d.default
-_PAD = exir_ops.edge.cortex_m.pad.default
 _KERNEL = exir_ops.edge.et_zephyr.avg_pool2d_clipped.default
 _QUANTIZE = exir_ops.edge.cortex_m.quantize_per_tensor.default
 _DEQUANTIZE = exir_ops.edge.cortex_m.dequantize_per_tensor.default
@@ -50,7 +48,7 @@ def ceil_mode_avg_pools_to_kernel(program: ExportedProgram, target: Target) -> i
     graph = program.graph_module.graph
     given = 0
     for node in list(graph.nodes):
-        if node.target != _AVG_POOL or not _int8_map(node) or not _int8_map(node.args[0]):
+        if node.target != _AVG_POOL or not is_int8_map(node) or not is_int8_map(node.args[0]):
             continue
         args = list(node.args) + [None] * (7 - len(node.args))
         source, kernel_size, stride, padding, _, count_include_pad, divisor = args
@@ -98,23 +96,10 @@ def _in_float(pool: Node) -> None:
     pool.meta["val"] = pool.meta["val"].to(torch.float32)
 
 
-def _int8_map(node: object) -> bool:
-    value = node.meta.get("val") if isinstance(node, Node) else None
-    return isinstance(value, torch.Tensor) and value.dtype == torch.int8 and value.dim() == 4
-
-
 def _padded_with_zero_point(pool: Node, source: Node, pads: list[int]) -> Node:
     """cortex_m::pad of the source with its zero point, `pads` rows and columns each side."""
     qparams = pool.meta.get("input_qparams") or {}
     if 0 not in qparams:
         raise ExportError(f"node '{pool.name}': an int8 average pool without its quantization")
-    value = source.meta["val"]
     pad_h, pad_w = pads
-    around = to_physical_order([0, 0, pad_h, pad_w], value)
-    with pool.graph.inserting_before(pool):
-        padded = pool.graph.call_function(_PAD, (source, around, around, int(qparams[0].zp)))
-    shape = [*value.shape[:2], value.shape[2] + 2 * pad_h, value.shape[3] + 2 * pad_w]
-    padded.meta = {k: v for k, v in pool.meta.items() if k in ("stack_trace", "nn_module_stack")}
-    order = dim_order_of(source)
-    padded.meta["val"] = with_dim_order(value.new_empty(shape), order or range(len(shape)))
-    return padded
+    return padded_map(source, (pad_h, pad_w), (pad_h, pad_w), int(qparams[0].zp), pool)

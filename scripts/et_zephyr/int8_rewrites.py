@@ -5,11 +5,15 @@ both sides into one integer operator, in place after FoldAndAnnotateQParamsPass.
 from __future__ import annotations
 
 import torch
+from executorch.backends.cortex_m.passes.passes_utils import to_physical_order
 from executorch.backends.transforms.utils import create_constant_placeholder
 from executorch.exir.dialects._ops import ops as exir_ops
+from executorch.exir.tensor import dim_order_from_stride
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.fx import Graph, Node
+
+from .dim_orders import with_dim_order
 
 _QUANTIZE = exir_ops.edge.quantized_decomposed.quantize_per_tensor.default
 DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
@@ -50,3 +54,38 @@ def replace_quantizers(
     for quantizer in others:
         quantizer.replace_all_uses_with(kernel)
         graph.erase_node(quantizer)
+
+
+def is_int8_map(node: object) -> bool:
+    """Whether the node's value is a 4-D int8 tensor."""
+    value = node.meta.get("val") if isinstance(node, Node) else None
+    return isinstance(value, torch.Tensor) and value.dtype == torch.int8 and value.dim() == 4
+
+
+def padded_map(
+    source: Node, before: tuple[int, int], after: tuple[int, int], fill: int, origin: Node
+) -> Node:
+    """cortex_m::pad of a map's rows and columns, `before` above and left and `after`
+    below and right, with `fill`, in the map's layout; reports point at `origin`."""
+    value = source.meta["val"]
+    graph = source.graph
+    with graph.inserting_after(source):
+        padded = graph.call_function(
+            exir_ops.edge.cortex_m.pad.default,
+            (
+                source,
+                to_physical_order([0, 0, *before], value),
+                to_physical_order([0, 0, *after], value),
+                fill,
+            ),
+        )
+    shape = [
+        *value.shape[:2],
+        value.shape[2] + before[0] + after[0],
+        value.shape[3] + before[1] + after[1],
+    ]
+    padded.meta = {k: v for k, v in origin.meta.items() if k in ("stack_trace", "nn_module_stack")}
+    padded.meta["val"] = with_dim_order(
+        value.new_empty(shape), dim_order_from_stride(value.stride())
+    )
+    return padded

@@ -11,13 +11,11 @@ and their weights in Q10, reference/resize.py) constants of the program.
 
 from __future__ import annotations
 
-import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 from torch.export import ExportedProgram
-from torch.fx import Node
 
 from . import own_ops  # noqa: F401  (defines et_zephyr::resize_bilinear)
-from .int8_rewrites import add_constant
+from .int8_rewrites import add_constant, is_int8_map
 from .reference.resize import bilinear_taps
 
 _BILINEAR = exir_ops.edge.aten.upsample_bilinear2d.vec
@@ -29,7 +27,7 @@ def bilinear_resizes_to_kernel(program: ExportedProgram) -> int:
     graph = program.graph_module.graph
     given = 0
     for node in list(graph.nodes):
-        if node.target != _BILINEAR or not _int8_image(node) or not _int8_image(node.args[0]):
+        if node.target != _BILINEAR or not is_int8_map(node) or not is_int8_map(node.args[0]):
             continue
         source = node.args[0]
         scales = node.args[3] if len(node.args) > 3 else None
@@ -46,8 +44,3 @@ def bilinear_resizes_to_kernel(program: ExportedProgram) -> int:
         given += 1
     program.graph_module.recompile()
     return given
-
-
-def _int8_image(node: object) -> bool:
-    value = node.meta.get("val") if isinstance(node, Node) else None
-    return isinstance(value, torch.Tensor) and value.dtype == torch.int8 and value.dim() == 4

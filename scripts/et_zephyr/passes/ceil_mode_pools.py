@@ -11,17 +11,14 @@ and -128 wins over none. Runs on the int8 graph, before the Cortex-M lowering.
 
 from __future__ import annotations
 
-from executorch.backends.cortex_m.passes.passes_utils import to_physical_order
 from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportPass, PassResult
-from executorch.exir.tensor import dim_order_from_stride
 from torch.fx import GraphModule, Node
 
-from ..dim_orders import with_dim_order
 from ..fx_nodes import pair
+from ..int8_rewrites import padded_map
 
 _MAX_POOL = exir_ops.edge.aten.max_pool2d.default
-_PAD = exir_ops.edge.cortex_m.pad.default
 _INT8_MIN = -128
 
 
@@ -59,23 +56,8 @@ def _pad_for_floor_mode(node: Node) -> None:
     extra_h = max(0, (out_h - 1) * stride[0] + kernel[0] - 2 * padding[0] - height)
     extra_w = max(0, (out_w - 1) * stride[1] + kernel[1] - 2 * padding[1] - width)
     if extra_h or extra_w:
-        source = _padded(source, extra_h, extra_w)
+        source = padded_map(source, (0, 0), (extra_h, extra_w), _INT8_MIN, source)
     # Dilation and ceil mode at their defaults: dropped, as upstream's lowering expects.
     node.args = (source, kernel, stride, padding)
     # The quantizer marked the pool for the portable kernel because of its ceil mode.
     node.meta.get("custom", {}).get("cortex_m", {}).pop("skip_quantized_max_pool2d", None)
-
-
-def _padded(source: Node, extra_h: int, extra_w: int) -> Node:
-    """cortex_m::pad of the source's bottom and right with -128, in its layout."""
-    value = source.meta["val"]
-    graph = source.graph
-    with graph.inserting_after(source):
-        post = to_physical_order([0, 0, extra_h, extra_w], value)
-        padded = graph.call_function(_PAD, (source, [0, 0, 0, 0], post, _INT8_MIN))
-    shape = [*value.shape[:2], value.shape[2] + extra_h, value.shape[3] + extra_w]
-    padded.meta = {k: v for k, v in source.meta.items() if k in ("stack_trace", "nn_module_stack")}
-    padded.meta["val"] = with_dim_order(
-        value.new_empty(shape), dim_order_from_stride(value.stride())
-    )
-    return padded
