@@ -5,7 +5,7 @@ own Python implementations of the Cortex-M operators.
 Reads a build of the samples' test runner (the folder twister's handler.log is in, or
 any build whose console log is given with --log): its et-export program and test
 inputs (et/NAME/), and the device's "ET_CRC" or "ET_OUTPUT" lines. Re-runs the
-serialized program on the host (et_zephyr.emulate) both ways and prints, per
+serialized program on the host (et_zephyr.reference.emulate) both ways and prints, per
 reference, how many outputs differ from the device's and the first ones.
 
     python3 benchmarks/device_vs_host.py BUILD [BUILD ...] [--log FILE]
@@ -25,8 +25,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from et_zephyr.emulate import run_pte  # noqa: E402
-from et_zephyr.table import format_table  # noqa: E402
+from et_zephyr.common.table import format_table  # noqa: E402
+from et_zephyr.reference.emulate import run_pte  # noqa: E402
 
 CRC_LINE = re.compile(r"ET_CRC (\d+) (\d+) \d+ ([0-9a-f]{8})")
 OUTPUT_LINE = re.compile(r"ET_OUTPUT (\d+) (\d+) ([0-9a-f]*)")

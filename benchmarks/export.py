@@ -29,7 +29,7 @@ KWS = REPO / "samples/kws/model.py"
 def measure_ours(target: str) -> dict[str, object]:
     start = time.perf_counter()
     from et_zephyr.api import ExportOptions, export
-    from et_zephyr.runtime_quiet import quiet_imports
+    from et_zephyr.common.runtime_quiet import quiet_imports
 
     options = ExportOptions(target=target, name="kws")
     options.times.seconds["import"] = time.perf_counter() - start
@@ -52,10 +52,10 @@ def measure_upstream(target: str) -> dict[str, object]:
     start = time.perf_counter()
     import importlib.util
 
-    from et_zephyr.analysis import mac_totals, operator_stats
-    from et_zephyr.memory import planned_lower_bound
-    from et_zephyr.runtime_quiet import quiet_imports
-    from et_zephyr.timing import StepTimes
+    from et_zephyr.common.runtime_quiet import quiet_imports
+    from et_zephyr.common.timing import StepTimes
+    from et_zephyr.firmware.analysis import mac_totals, operator_stats
+    from et_zephyr.planning.memory import planned_lower_bound
     from upstream_flow import five_step
 
     times = StepTimes()

@@ -19,6 +19,13 @@ and argmax, with whether the bytes equal the host reference's (et-export's test 
 With EXTRA_CONF_FILE=stack.conf it also prints how much of the main and interrupt
 stacks the firmware used.
 
+With --build-only it builds for any board (a real one too: nothing runs) and prints, per
+model and board, each memory region's use as the linker reports it and whether the
+firmware fits; a model that cannot fit stops at configure time with et-export's one line:
+
+    python3 benchmarks/firmware.py --build-only -b nucleo_l4r5zi -b nrf52840dk/nrf52840 \\
+        benchmarks/mlperf_tiny_models.py:kws benchmarks/mlperf_tiny_models.py:resnet8
+
 Run it with the workspace's environment (ZEPHYR_BASE, the toolchain variables).
 """
 
@@ -40,11 +47,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
+from et_zephyr.common.table import format_table  # noqa: E402
 from et_zephyr.errors import ExportError  # noqa: E402
 from et_zephyr.size.firmware_count import count_build  # noqa: E402
 from et_zephyr.size.footprint import measure  # noqa: E402
 from et_zephyr.size.instructions import attribute, read_histogram  # noqa: E402
-from et_zephyr.table import format_table  # noqa: E402
 
 APP = REPO / "benchmarks" / "firmware_app"
 DEFAULT_MODEL = f"{REPO / 'samples' / 'kws' / 'model.py'}:kws"
@@ -116,6 +123,54 @@ def build(model: str, board: str, build_dir: Path, workspace: Path, cmake_args: 
         errors = [line for line in result.stdout.splitlines() if "error" in line.lower()]
         tail = errors[-1:] or [line for line in result.stdout.splitlines() if line.strip()][-1:]
         raise ExportError(f"west build failed ({log}): {tail[0] if tail else 'no output'}")
+
+
+# Zephyr's link step prints "Memory region  Used Size  Region Size  %age Used" and a row
+# per region: "FLASH:  23400 B  2 MB  1.12%".
+_REGION = re.compile(r"^\s*(\w+):\s+(\d+) (B|KB|MB|GB)\s+(\d+) (B|KB|MB|GB)\s+[\d.]+%\s*$", re.M)
+_UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
+# The configure step's fit check (zephyr/cmake/et_zephyr_gen.py) and the linker's.
+_DOES_NOT_FIT = re.compile(r"et-zephyr: error: (the program .*|the model's arenas .*)$", re.M)
+
+
+@dataclass
+class Fit:
+    """A build-only row: each memory region's use, or why the firmware does not fit."""
+
+    model: str
+    board: str
+    regions: dict[str, tuple[int, int]] = field(default_factory=dict)  # used, size
+    problem: str | None = None
+
+
+def build_fit(model: str, board: str, build_dir: Path, workspace: Path, args) -> Fit:
+    fit = Fit(model.rpartition(":")[2], board)
+    try:
+        build(model, board, build_dir, workspace, args.cmake_arg)
+    except ExportError as error:
+        log = build_dir.with_name(build_dir.name + ".build.log").read_text(errors="replace")
+        early = _DOES_NOT_FIT.search(log)
+        fit.problem = early.group(1) if early else str(error)
+        return fit
+    log = build_dir.with_name(build_dir.name + ".build.log").read_text(errors="replace")
+    for name, used, used_unit, size, size_unit in _REGION.findall(log):
+        if int(used):
+            fit.regions[name] = (int(used) * _UNITS[used_unit], int(size) * _UNITS[size_unit])
+    return fit
+
+
+def render_fits(fits: list[Fit]) -> str:
+    table = [("model", "board", "memory regions used (linker)", "fits")]
+    for fit in fits:
+        if fit.problem is not None:
+            table.append((fit.model, fit.board, "-", f"no: {fit.problem}"))
+            continue
+        regions = ", ".join(
+            f"{name} {used:,} of {size:,} B ({100 * used / size:.0f} %)"
+            for name, (used, size) in fit.regions.items()
+        )
+        table.append((fit.model, fit.board, regions, "yes"))
+    return "\n".join(format_table(table, left=(0, 1, 2, 3)))
 
 
 def reference_outputs(build_dir: Path) -> list[bytes]:
@@ -225,17 +280,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "model",
-        nargs="?",
-        default=DEFAULT_MODEL,
+        nargs="*",
+        default=[DEFAULT_MODEL],
         help="the model as et-export takes it, path/to/file.py:factory "
-        "(default: samples/kws/model.py:kws)",
+        "(default: samples/kws/model.py:kws; several with --build-only)",
     )
     parser.add_argument(
         "-b",
         "--board",
         action="append",
         required=True,
-        help="a Zephyr board that runs on QEMU (repeat for several)",
+        help="a Zephyr board that runs on QEMU, or any board with --build-only (repeat for "
+        "several)",
+    )
+    parser.add_argument(
+        "--build-only",
+        action="store_true",
+        help="build, run nothing: each memory region's use and whether the firmware fits",
     )
     parser.add_argument(
         "--workspace",
@@ -269,10 +330,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.workspace is None:
         parser.error("no --workspace and no ZEPHYR_BASE: source the workspace's environment")
-    file, _, factory = args.model.rpartition(":")
-    if not file or not factory or not Path(file).is_file():
-        parser.error(f"MODEL must be 'path/to/file.py:factory', got '{args.model}'")
-    args.model = f"{Path(file).resolve()}:{factory}"
+    models = []
+    for model in args.model:
+        file, _, factory = model.rpartition(":")
+        if not file or not factory or not Path(file).is_file():
+            parser.error(f"MODEL must be 'path/to/file.py:factory', got '{model}'")
+        models.append(f"{Path(file).resolve()}:{factory}")
+    if len(models) > 1 and not args.build_only:
+        parser.error("several models need --build-only (one model a run otherwise)")
+    args.model = models
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     if args.runs > 1:
@@ -280,19 +346,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def build_dir_for(args: argparse.Namespace, model: str, board: str) -> Path:
+    factory = model.rpartition(":")[2]
+    return args.workspace / f"{args.build_prefix}{factory}-{board.replace('/', '_')}"
+
+
+def main_build_only(args: argparse.Namespace) -> int:
+    fits = []
+    pairs = [(model, board) for model in args.model for board in args.board]
+    for number, (model, board) in enumerate(pairs, start=1):
+        progress(f"[{number}/{len(pairs)}] {model.rpartition(':')[2]} on {board}: building ...")
+        fit = build_fit(model, board, build_dir_for(args, model, board), args.workspace, args)
+        progress(f"{board}: {'fits' if fit.problem is None else 'does not fit: ' + fit.problem}")
+        fits.append(fit)
+    print(render_fits(fits))
+    if args.json:
+        rows = [
+            {"model": f.model, "board": f.board, "regions": f.regions, "problem": f.problem}
+            for f in fits
+        ]
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    factory = args.model.rpartition(":")[2]
+    if args.build_only:
+        return main_build_only(args)
+    model = args.model[0]
     rows = []
     for number, board in enumerate(args.board, start=1):
         progress(f"[{number}/{len(args.board)}] {board}")
-        build_dir = args.workspace / f"{args.build_prefix}{factory}-{board.replace('/', '_')}"
+        build_dir = build_dir_for(args, model, board)
         try:
-            rows.append(measure_board(args.model, board, build_dir, args.workspace, args))
+            rows.append(measure_board(model, board, build_dir, args.workspace, args))
         except ExportError as error:
             progress(f"{board}: error: {error}")
             rows.append(Row(board, build_dir, error=str(error)))
-    print(render(rows, args.model))
+    print(render(rows, model))
     if args.json:
         args.json.write_text(json.dumps([row.to_json() for row in rows], indent=2) + "\n")
     return 1 if any(row.error for row in rows) else 0

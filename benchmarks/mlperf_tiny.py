@@ -31,8 +31,8 @@ COLUMNS = ("model", "target", ".pte", "arena", "lower bound", "ratio", "method",
 
 def measure(model: str, target: str, io: str) -> tuple[str, ...]:
     from et_zephyr.api import ExportOptions, export
-    from et_zephyr.io_mode import parse_io
-    from et_zephyr.runtime_quiet import quiet_imports
+    from et_zephyr.common.runtime_quiet import quiet_imports
+    from et_zephyr.frontend.io_mode import parse_io
 
     options = ExportOptions(target=target, verify=False, io=parse_io(io))
     with quiet_imports():
@@ -63,7 +63,7 @@ def main() -> None:
         for target in targets:
             rows.append((name, target, *measure(model, target, args.io)))
             print(f"  measured {name} for {target}", file=sys.stderr)
-    from et_zephyr.table import format_table
+    from et_zephyr.common.table import format_table
 
     print("\n".join(format_table(rows, left=(0, 1))))
 

@@ -21,11 +21,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from et_zephyr.runtime_quiet import quiet_imports  # noqa: E402
+from et_zephyr.common.runtime_quiet import quiet_imports  # noqa: E402
 
 with quiet_imports():
-    from et_zephyr.analysis import BYTE_COPIES
     from et_zephyr.api import ExportOptions, export
+    from et_zephyr.firmware.analysis import BYTE_COPIES
 
 MODELS = [
     "tests/models/transformers.py:transformer",

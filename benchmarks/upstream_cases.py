@@ -35,16 +35,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from et_zephyr.runtime_quiet import quiet_imports  # noqa: E402
+from et_zephyr.common.runtime_quiet import quiet_imports  # noqa: E402
 
 with quiet_imports():
     import torch
-    from et_zephyr.analysis import OperatorStats, mac_totals, operator_stats
     from et_zephyr.api import ExportOptions, export
+    from et_zephyr.common.table import format_table
     from et_zephyr.errors import ExportError, first_line
-    from et_zephyr.kernels import PORTABLE
-    from et_zephyr.loading import ModelBundle
-    from et_zephyr.table import format_table
+    from et_zephyr.firmware.analysis import OperatorStats, mac_totals, operator_stats
+    from et_zephyr.firmware.kernels import PORTABLE
+    from et_zephyr.frontend.loading import ModelBundle
 
 PACKAGES = ("executorch.backends.cortex_m.test.models", "executorch.backends.cortex_m.test.ops")
 

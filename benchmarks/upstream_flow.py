@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-from et_zephyr.runtime_quiet import quiet_imports
-from et_zephyr.timing import StepTimes
+from et_zephyr.common.runtime_quiet import quiet_imports
+from et_zephyr.common.timing import StepTimes
 
 with quiet_imports():
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager

@@ -25,18 +25,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from et_zephyr.analysis import (  # noqa: E402
+from et_zephyr.api import ExportOptions, export  # noqa: E402
+from et_zephyr.common.runtime_quiet import quiet_imports  # noqa: E402
+from et_zephyr.common.table import format_table  # noqa: E402
+from et_zephyr.errors import ExportError, first_line  # noqa: E402
+from et_zephyr.firmware.analysis import (  # noqa: E402
     OperatorStats,
     layout_copies,
     mac_totals,
     operator_stats,
     portable_arithmetic,
 )
-from et_zephyr.api import ExportOptions, export  # noqa: E402
-from et_zephyr.errors import ExportError, first_line  # noqa: E402
-from et_zephyr.loading import load_model  # noqa: E402
-from et_zephyr.runtime_quiet import quiet_imports  # noqa: E402
-from et_zephyr.table import format_table  # noqa: E402
+from et_zephyr.frontend.loading import load_model  # noqa: E402
 
 ZOO = {
     # Image classifiers.

@@ -26,12 +26,12 @@ from dataset import CACHE_DIR, CLIPS_PER_CLASS, SEED, evaluation_features, load
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "scripts"))
 
-from et_zephyr.runtime_quiet import quiet_imports  # noqa: E402
+from et_zephyr.common.runtime_quiet import quiet_imports  # noqa: E402
 
 with quiet_imports():
     from et_zephyr.api import ExportOptions, export
-    from et_zephyr.emulate import run_pte
-    from et_zephyr.loading import load_model
+    from et_zephyr.frontend.loading import load_model
+    from et_zephyr.reference.emulate import run_pte
 
 TARGET = "cortex-m55"
 ISA = "mve"  # the M55's CMSIS-NN tier: the emulation rounds as Helium does

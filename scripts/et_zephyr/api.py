@@ -21,43 +21,50 @@ from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
-from . import cortex_m_passes, dim_orders, int8_edges, layers, npu, pipeline, test_inputs
-from .analysis import mac_totals, operator_stats, portable_arithmetic, portable_mac_operators
-from .artifacts import Artifacts, TestVectors, build_artifacts
-from .attention import decompose_attention
-from .avg_pool_kernels import ceil_mode_avg_pools_to_kernel
-from .calibration import load_calibration_file, random_calibration
-from .compaction import compact_program
-from .constant_inputs import bind_constant_inputs
-from .dim_order_kernels import kernels_in_dim_order
+from . import pipeline
+from .artifacts import Artifacts, TestVectors, build_artifacts, layers, test_inputs
+from .artifacts.io_spec import program_io, with_program_dim_orders
+from .common.timing import StepTimes
 from .errors import ExportError, first_line
-from .float_fallback import decompose_float_preserved_ops
-from .int8_edges import EdgeQuantization
-from .io_mode import FLOAT_IO, IOMode
-from .io_spec import program_io, with_program_dim_orders
-from .kernel_scratch import kernels_without_fallback, plan_own_kernel_scratch
-from .kernels import check_kernels
-from .layout_views import input_dim_orders, plan_layout_views
-from .loading import Inputs, ModelBundle, load_model
-from .mean_as_matmul import means_to_matmuls
-from .memory import arena_sizes, planned_lower_bound
+from .firmware.analysis import (
+    mac_totals,
+    operator_stats,
+    portable_arithmetic,
+    portable_mac_operators,
+)
+from .firmware.kernel_scratch import kernels_without_fallback, plan_own_kernel_scratch
+from .firmware.kernels import check_kernels
+from .frontend.calibration import load_calibration_file, random_calibration
+from .frontend.constant_inputs import bind_constant_inputs
+from .frontend.io_mode import FLOAT_IO, IOMode
+from .frontend.loading import Inputs, ModelBundle, load_model
+from .frontend.targets import DEFAULT_TARGET, Target, resolve_target
+from .passes import cortex_m_passes, int8_edges, npu
+from .passes.attention import decompose_attention
+from .passes.avg_pool_kernels import ceil_mode_avg_pools_to_kernel
 from .passes.channel_shuffle import channel_shuffles
 from .passes.constant_weights import check_constant_weights
+from .passes.dim_order_kernels import kernels_in_dim_order
 from .passes.explicit_padding import explicit_padding
 from .passes.flatten_into_linear import flatten_into_linear
+from .passes.float_fallback import decompose_float_preserved_ops
 from .passes.glu_as_gate import glu_as_gate
+from .passes.int8_edges import EdgeQuantization
+from .passes.mean_as_matmul import means_to_matmuls
 from .passes.one_d_as_two_d import one_d_as_two_d
 from .passes.prelu_in_int8 import prelu_in_int8
+from .passes.quantizer import cortex_m_quantizer
+from .passes.recurrent import unroll_recurrent
+from .passes.requantization import fold_constant_scales, fold_requantize_chains
+from .passes.resize_kernels import bilinear_resizes_to_kernel
 from .passes.spatial_means_as_pools import spatial_means_as_pools
 from .passes.transpose_conv_rows import crop_transpose_conv_rows
 from .passes.transpose_conv_variants import plain_transpose_convs
-from .quantizer import cortex_m_quantizer
-from .recurrent import unroll_recurrent
-from .requantization import fold_constant_scales, fold_requantize_chains
-from .resize_kernels import bilinear_resizes_to_kernel
-from .targets import DEFAULT_TARGET, Target, resolve_target
-from .timing import StepTimes
-from .verify import compare
+from .planning.compaction import compact_program
+from .planning.layout_views import input_dim_orders, plan_layout_views
+from .planning.memory import arena_sizes, planned_lower_bound
+from .reference import dim_orders
+from .reference.verify import compare
 
 Warn = Callable[[str], None]
 HELD_OUT_MIN = 4

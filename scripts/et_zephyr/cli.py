@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import ExportError, first_line
-from .io_mode import IOMode, parse_io
+from .firmware.board_memory import board_memory
+from .firmware.fit import export_footprint, fit_problem, fit_summary
+from .frontend.io_mode import IOMode, parse_io
 
 DESCRIPTION = """\
 Export a PyTorch model to an INT8 ExecuTorch program (.pte) for an Arm
@@ -167,6 +169,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "their float rounding on the device may differ from the host reference's",
     )
     parser.add_argument(
+        "--board",
+        metavar="BOARD",
+        help="check that the program fits BOARD's flash and the arenas its RAM (the "
+        "devicetree's zephyr,flash and zephyr,sram, as the firmware build checks them) and "
+        "stop, writing nothing, if not; reads the board from the Zephyr workspace "
+        "(west et-export, or ZEPHYR_BASE set), e.g. --board nucleo_l4r5zi",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the manifest instead of a report"
     )
     return parser
@@ -184,13 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
     """Export as the arguments say, write the files; return what to print."""
-    from .runtime_quiet import quiet_imports
+    from .common.runtime_quiet import quiet_imports
 
     with quiet_imports():
         from .api import ExportOptions, export
         from .artifacts import check_writable, write_outputs
-        from .progress import calibration_progress
-        from .report import render_report
+        from .artifacts.report import render_report
+        from .common.progress import calibration_progress
 
     if args.vectors < 1:
         raise ExportError("--vectors must be at least 1")
@@ -201,6 +211,8 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
     name = args.name or _model_stem(args.model)
     out_dir = args.output or Path("build/et") / name
     check_writable(out_dir)
+    # Read before the export, so a board the workspace lacks fails at once.
+    board = board_memory(args.board) if args.board else None
     options = ExportOptions(
         target=_target_name(args.target),
         isa=args.isa,
@@ -223,10 +235,17 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
     )
     with quiet_imports():
         artifacts = export(args.model, options)
+    fit = ""
+    if board is not None:
+        footprint = export_footprint(artifacts.manifest)
+        problem = fit_problem(board.board, footprint, board.flash, board.ram)
+        if problem:
+            raise ExportError(f"{name}: {problem}")
+        fit = f"\nboard              {fit_summary(board.board, footprint, board.flash, board.ram)}"
     write_outputs(artifacts, out_dir)
     if args.json:
         return json.dumps(artifacts.manifest, indent=2, sort_keys=True)
-    return render_report(artifacts, out_dir)
+    return render_report(artifacts, out_dir) + fit
 
 
 def _layer_list(text: str) -> tuple[int, ...] | Literal["all"]:

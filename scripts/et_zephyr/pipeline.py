@@ -4,17 +4,18 @@
 prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
 -> explicit_padding, one_d_as_two_d, spatial_means_as_pools, crop_transpose_conv_rows
    (passes/)
--> decompose_attention (attention.py)
--> unroll_recurrent (recurrent.py)
--> means_to_matmuls (mean_as_matmul.py) -> quantize
--> fold_constant_scales -> fold_requantize_chains (requantization.py)
--> to_edge_dialect -> take_int8_edges (int8_edges.py, with --io int8)
--> lower_to_cortex_m -> decompose_float_preserved_ops (float_fallback.py)
+-> decompose_attention (passes/attention.py)
+-> unroll_recurrent (passes/recurrent.py)
+-> means_to_matmuls (passes/mean_as_matmul.py) -> quantize
+-> fold_constant_scales -> fold_requantize_chains (passes/requantization.py)
+-> to_edge_dialect -> take_int8_edges (passes/int8_edges.py, with --io int8)
+-> lower_to_cortex_m -> decompose_float_preserved_ops (passes/float_fallback.py)
 -> remove_noop_pads -> convolve_single_channel_inputs -> drop_unused_constants
--> default_dim_order_for_portable (dim_orders.py) -> plan_own_kernel_scratch (kernel_scratch.py)
--> check_kernels (kernels.py) -> expose_activations (if asked)
--> run_on_host (the reference) -> plan_and_serialize (offset_planner.py, fast_memory.py)
--> compact_program (compaction.py)
+-> default_dim_order_for_portable (reference/dim_orders.py)
+-> plan_own_kernel_scratch (firmware/kernel_scratch.py)
+-> check_kernels (firmware/kernels.py) -> expose_activations (if asked)
+-> run_on_host (the reference) -> plan_and_serialize (planning/offset_planner.py, fast_memory.py)
+-> compact_program (planning/compaction.py)
 """
 
 from __future__ import annotations
@@ -48,16 +49,17 @@ from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import Quantizer
 from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
 
-from . import cortex_m_passes, reference
-from .analysis import node_macs
+from . import reference
 from .errors import ExportError, first_line
-from .fast_memory import FastFirstPlanner
-from .kernel_scratch import resize_scratch
-from .kernels import out_variant_name, source_line
-from .layout_views import LayoutViewsPlanning, as_view_copies
-from .loading import Inputs
-from .offset_planner import planning_suite
-from .targets import Target
+from .firmware.analysis import node_macs
+from .firmware.kernel_scratch import resize_scratch
+from .firmware.kernels import out_variant_name, source_line
+from .frontend.loading import Inputs
+from .frontend.targets import Target
+from .passes import cortex_m_passes
+from .planning.fast_memory import FastFirstPlanner
+from .planning.layout_views import LayoutViewsPlanning, as_view_copies
+from .planning.offset_planner import planning_suite
 
 Progress = Callable[[Iterable[Inputs]], Iterable[Inputs]]
 
@@ -234,7 +236,7 @@ def lower_to_cortex_m(
     CMSIS-NN scratch buffers are sized here, per ISA tier: a program lowered for
     one tier must not run on firmware built for another. ExecuTorch's pass list runs
     with the passes that retrace the graph replaced, and elementwise functions
-    the quantizer left in float as lookup tables (cortex_m_passes.py); those named in
+    the quantizer left in float as lookup tables (passes/cortex_m_passes.py); those named in
     `float_ops` stay float.
     """
     manager = CortexMPassManager(
@@ -418,9 +420,9 @@ def plan_and_serialize(
     """Memory-plan activations and scratch, then serialize to a .pte.
 
     One planned buffer, the smaller of ExecuTorch's greedy plan and an offset-based one
-    (offset_planner.py, where outputs overlap inputs as the target's kernels allow), or
+    (planning/offset_planner.py, where outputs overlap inputs as the target's kernels allow), or
     with `fast_arena` two: the largest tensors in memory id 1 up to that many bytes, the
-    rest in memory id 2 (fast_memory.py).
+    rest in memory id 2 (planning/fast_memory.py).
     Works on a copy: the host reference keeps running the functional graph.
     """
     serialized = copy.deepcopy(program)

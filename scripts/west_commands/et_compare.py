@@ -13,7 +13,7 @@ from west.commands import WestCommand
 # by path, so the package need not be installed.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from et_zephyr import compare_cli  # noqa: E402
+from et_zephyr.compare import cli as compare_cli  # noqa: E402
 from et_zephyr.errors import ExportError  # noqa: E402
 
 

@@ -14,8 +14,8 @@ from west.commands import WestCommand
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from et_zephyr import cli  # noqa: E402
+from et_zephyr.common.workspace import check_executorch_source  # noqa: E402
 from et_zephyr.errors import ExportError  # noqa: E402
-from et_zephyr.workspace import check_executorch_source  # noqa: E402
 
 
 class EtExport(WestCommand):

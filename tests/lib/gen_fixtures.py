@@ -29,8 +29,8 @@ from pathlib import Path
 import torch
 from et_zephyr.api import ExportOptions
 from et_zephyr.api import export as et_export
-from et_zephyr.fast_memory import FastFirstPlanner
-from et_zephyr.loading import ModelBundle
+from et_zephyr.frontend.loading import ModelBundle
+from et_zephyr.planning.fast_memory import FastFirstPlanner
 from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge
 from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
 from executorch.exir.passes.memory_planning_pass import MemoryPlanningPass

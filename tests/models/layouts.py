@@ -3,7 +3,7 @@
 
 The convolutions make the model channels-last, and ExecuTorch's portable kernels index
 by the default dim order; et-export gives them default-order copies
-(et_zephyr/dim_orders.py). Each output goes through one of them:
+(et_zephyr/reference/dim_orders.py). Each output goes through one of them:
 
 - a concatenation along the width (the kernels test's 8 copies of the input) and one
   along the channels, each into a convolution;

@@ -24,9 +24,9 @@ sys.path.insert(0, str(REPO / "scripts"))
 from et_zephyr import pipeline  # noqa: E402
 from et_zephyr.api import ExportOptions, export  # noqa: E402
 from et_zephyr.artifacts import Artifacts, write_outputs  # noqa: E402
-from et_zephyr.emulate import run_pte  # noqa: E402
-from et_zephyr.targets import resolve_target  # noqa: E402
-from et_zephyr.test_inputs import Recipe, values  # noqa: E402
+from et_zephyr.artifacts.test_inputs import Recipe, values  # noqa: E402
+from et_zephyr.frontend.targets import resolve_target  # noqa: E402
+from et_zephyr.reference.emulate import run_pte  # noqa: E402
 from executorch.backends.cortex_m.passes.passes_utils import quantize_multiplier_aot  # noqa: E402
 from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer  # noqa: E402
 from executorch.exir.dialects._ops import ops as exir_ops  # noqa: E402

@@ -235,7 +235,7 @@ def alpha_add() -> tuple:
 
 
 class ResidualStages(nn.Module):
-    """ResNet and MobileNet layers whose outputs may overlap their inputs (overlap.py): a
+    """ResNet and MobileNet layers whose outputs may overlap their inputs (planning/overlap.py): a
     strided stem on the program input, two residual blocks of 3x3 convolutions, a strided
     depthwise convolution and a pointwise one of depth 8."""
 

@@ -9,7 +9,7 @@ import torch
 from conftest import MODELS
 from et_zephyr.api import ExportOptions, export
 from et_zephyr.artifacts import write_outputs
-from et_zephyr.emulate import run_pte
+from et_zephyr.reference.emulate import run_pte
 
 
 def test_alpha_becomes_a_scaled_operand_and_the_program_replays(tmp_path) -> None:

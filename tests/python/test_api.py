@@ -10,7 +10,7 @@ import torch
 from conftest import KWS_MODEL, REPO
 from et_zephyr.api import ExportOptions, export, export_qat, prepare_qat
 from et_zephyr.errors import ExportError
-from et_zephyr.loading import load_model
+from et_zephyr.frontend.loading import load_model
 
 sys.path.insert(0, str(REPO / "samples/kws"))
 from model import DSCNN, INPUT_SHAPE  # noqa: E402

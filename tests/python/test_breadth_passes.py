@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from conftest import REPO, assert_replays
 from et_zephyr import pipeline
 from et_zephyr.api import ExportOptions, export
-from et_zephyr.loading import ModelBundle
+from et_zephyr.frontend.loading import ModelBundle
 from et_zephyr.passes.explicit_padding import explicit_padding
 from et_zephyr.passes.one_d_as_two_d import one_d_as_two_d
 from et_zephyr.passes.spatial_means_as_pools import spatial_means_as_pools
@@ -270,7 +270,7 @@ class _Variants(nn.Module):
         return self.padded(y), self.depthwise(y), self.dilated(y)
 
 
-EXPORTS = {  # name: (model, input shape); none makes a layout copy (layout_views.py)
+EXPORTS = {  # name: (model, input shape); none makes a layout copy (planning/layout_views.py)
     "tcn": (_Tcn, (1, 6, 100)),
     "audio": (_Audio, (1, 1, 512)),
     "pooled": (_Pooled, (1, 3, 32, 32)),
@@ -304,7 +304,7 @@ def test_every_pool_of_the_device_scenario_runs_on_cmsis_nn_bit_exact(
     target: str, tmp_path
 ) -> None:
     """tests/models/breadth.py's pools, ceil-mode average pools among them
-    (avg_pool_kernels.py): no operator left on a portable kernel, and the emulated
+    (passes/avg_pool_kernels.py): no operator left on a portable kernel, and the emulated
     program reproduces the reference, which stays near PyTorch's float pools."""
     artifacts = export(
         f"{REPO / 'tests/models/breadth.py'}:pools",

@@ -8,7 +8,7 @@ against the executorch wheel and run on ExecuTorch tensors in every dim order a 
 gives them:
 the default, channels-last, 3-D and odd orders, and the tie-broken orders of tensors
 with dimensions of size 1 (their strides tie, so a program may order them either way).
-Every output byte must be the torch operator's (own_ops.py, the host reference), and
+Every output byte must be the torch operator's (reference/own_ops.py, the host reference), and
 tensors laid out differently must be refused, not misread."""
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from pathlib import Path
 import executorch
 import torch
 from conftest import REPO, need_tools
-from et_zephyr import own_ops
-from et_zephyr.reference import pooling, resize
+from et_zephyr.reference import own_ops, pooling, resize
 from executorch.exir.tensor import dim_order_from_stride, stride_from_dim_order
 
 DRIVER = Path(__file__).parent / "byte_movers" / "byte_movers_cases.cpp"

@@ -164,7 +164,8 @@ def test_wrong_calibration_shape(tmp_path: Path) -> None:
 
 
 def test_a_failing_upstream_pass_is_one_line_naming_it(tmp_path, monkeypatch, capsys) -> None:
-    from et_zephyr import cli, cortex_m_passes
+    from et_zephyr import cli
+    from et_zephyr.passes import cortex_m_passes
     from executorch.exir.pass_base import ExportPass
 
     class DecomposeSomethingPass(ExportPass):

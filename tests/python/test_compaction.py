@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Shared constant values: fewer values, the same program behaviour."""
 
-from et_zephyr.compaction import share_constant_values
-from et_zephyr.memory import arena_sizes
+from et_zephyr.planning.compaction import share_constant_values
+from et_zephyr.planning.memory import arena_sizes
 from executorch.exir._serialize._program import deserialize_pte_binary
 from executorch.exir.schema import Int, IntList, KernelCall, Operator
 

@@ -17,9 +17,9 @@ import executorch
 import numpy as np
 import pytest
 from conftest import MODELS, REPO
-from et_zephyr import compare_cli
 from et_zephyr.api import ExportOptions, export
 from et_zephyr.artifacts import write_outputs
+from et_zephyr.compare import cli as compare_cli
 from et_zephyr.compare import compare, read_log, render
 from et_zephyr.errors import ExportError
 

@@ -9,8 +9,8 @@ import torch
 from conftest import MODELS
 from et_zephyr.api import ExportOptions, export
 from et_zephyr.artifacts import write_outputs
-from et_zephyr.emulate import run_pte
 from et_zephyr.errors import ExportError
+from et_zephyr.reference.emulate import run_pte
 
 
 def test_a_number_input_is_bound_and_the_program_takes_the_tensors(tmp_path) -> None:

@@ -12,7 +12,7 @@ their zero point, trained-like weights and bias, right shifts) and extreme ones
 ends, a narrow activation range, no bias). Every output byte must equal the host
 reference's (et_zephyr.reference.convolution, CMSIS-NN's arithmetic), and the bytes past
 the output must be untouched. The kernel's scratch size for each shape, and its refusal
-of shapes it does not run, must be what et-export plans (kernel_scratch.py).
+of shapes it does not run, must be what et-export plans (firmware/kernel_scratch.py).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from conftest import (
     run_semihosted,
     trained_like_requantization,
 )
-from et_zephyr.kernel_scratch import depthwise_shape_scratch_bytes
+from et_zephyr.firmware.kernel_scratch import depthwise_shape_scratch_bytes
 from et_zephyr.reference.convolution import depthwise_conv2d
 
 SOURCES = [

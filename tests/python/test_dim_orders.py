@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Portable operators in a channels-last model compute on the device what the host
-reference says (et_zephyr/dim_orders.py).
+reference says (et_zephyr/reference/dim_orders.py).
 
 ExecuTorch 1.4's portable cat and slice_copy index by the default dim order: given
 channels-last tensors, cat computed other bytes than torch.cat (the kernels test's
 width concatenations, outputs 10 and 11) and slice_copy refused the call (0x12).
 Concatenations and slices of channels-last int8 maps now run on et-zephyr's kernels in
-that order (dim_order_kernels.py). Without a device: the serialized program must hand
+that order (passes/dim_order_kernels.py). Without a device: the serialized program must hand
 every aten:: (portable) kernel tensors in the default dim order, every et_zephyr:: one
 and every Cortex-M convolution channels-last ones, and
 the emulation, which refuses anything else as the device's kernels would mishandle it,
@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 import torch
 from conftest import REPO
-from et_zephyr import dim_orders
 from et_zephyr.api import ExportOptions, export
-from et_zephyr.emulate import run_pte
 from et_zephyr.errors import ExportError
-from et_zephyr.kernels import available_kernels
+from et_zephyr.firmware.kernels import available_kernels
+from et_zephyr.reference import dim_orders
+from et_zephyr.reference.emulate import run_pte
 from executorch.exir._serialize._program import deserialize_pte_binary
 from executorch.exir.schema import Tensor, TensorList
 
@@ -104,8 +104,8 @@ def test_without_the_copies_the_emulation_refuses_what_the_device_mishandles(
 def test_the_step_is_idempotent_and_its_copies_have_kernels() -> None:
     assert "dim_order_ops::_to_dim_order_copy.out" in available_kernels()
     from et_zephyr import pipeline
-    from et_zephyr.loading import load_model
-    from et_zephyr.targets import resolve_target
+    from et_zephyr.frontend.loading import load_model
+    from et_zephyr.frontend.targets import resolve_target
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
 
     bundle = load_model(LAYOUTS)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from et_zephyr.emulate import run_pte
-from et_zephyr.memory import align
-from et_zephyr.targets import TARGETS
+from et_zephyr.frontend.targets import TARGETS
+from et_zephyr.planning.memory import align
+from et_zephyr.reference.emulate import run_pte
 from executorch.exir._serialize._program import deserialize_pte_binary
 
 KWS_MACS = 2_656_768

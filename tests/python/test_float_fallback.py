@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 from et_zephyr import pipeline
-from et_zephyr.float_fallback import decompose_float_preserved_ops
-from et_zephyr.kernels import check_kernels
+from et_zephyr.firmware.kernels import check_kernels
+from et_zephyr.passes.float_fallback import decompose_float_preserved_ops
 from executorch.exir import EdgeCompileConfig, to_edge
 from torch import nn
 

@@ -16,10 +16,10 @@ from conftest import KWS_MODEL, MODELS, REPO
 from et_zephyr.api import ExportOptions, export
 from et_zephyr.artifacts import Artifacts, write_outputs
 from et_zephyr.cli import main
-from et_zephyr.emulate import run_pte
 from et_zephyr.errors import ExportError
-from et_zephyr.io_mode import IOMode, parse_io
+from et_zephyr.frontend.io_mode import IOMode, parse_io
 from et_zephyr.reference import edges
+from et_zephyr.reference.emulate import run_pte
 from executorch.exir._serialize._program import deserialize_pte_binary
 
 EDGE_OPERATORS = ("cortex_m::quantize_per_tensor.out", "cortex_m::dequantize_per_tensor.out")

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Scratch sized for et-zephyr's Helium depthwise and convolution kernels
-(kernel_scratch.py), the kernels that take every call (built without their upstream
+(firmware/kernel_scratch.py), the kernels that take every call (built without their upstream
 fallback), and the build's refusal of such a program on firmware without them."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import CONV, DEPTHWISE, REPO, generator_module, lowered_by_upstream
-from et_zephyr import dim_orders, pipeline
-from et_zephyr.kernel_scratch import (
+from et_zephyr import pipeline
+from et_zephyr.firmware.kernel_scratch import (
     CONV_MVE,
     DEPTHWISE_CONV_MVE,
     LINEAR_MVE,
@@ -20,8 +20,9 @@ from et_zephyr.kernel_scratch import (
     plan_own_kernel_scratch,
     resize_scratch,
 )
-from et_zephyr.loading import load_model
-from et_zephyr.targets import resolve_target
+from et_zephyr.frontend.loading import load_model
+from et_zephyr.frontend.targets import resolve_target
+from et_zephyr.reference import dim_orders
 
 CMSIS_NN_MVE_DEPTHWISE_SCRATCH = 4 * 124 * 3 * 3  # arm_depthwise_conv_s8_opt, 3x3, Helium
 

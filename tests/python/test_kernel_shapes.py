@@ -12,7 +12,7 @@ their scratch are test_kernel_scratch.py's).
 from collections import Counter
 
 from conftest import CONV, DEPTHWISE, REPO, lowered_by_upstream
-from et_zephyr.loading import load_model
+from et_zephyr.frontend.loading import load_model
 
 
 def _shape_kinds() -> Counter[str]:

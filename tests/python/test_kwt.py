@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from conftest import REPO
 from et_zephyr import api
-from et_zephyr.analysis import BYTE_COPIES
+from et_zephyr.firmware.analysis import BYTE_COPIES
 
 _spec = importlib.util.spec_from_file_location("kwt_model", REPO / "samples/kwt/model.py")
 assert _spec is not None and _spec.loader is not None

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Layout steps that move no byte are views (et_zephyr/layout_views.py), and a flatten
+"""Layout steps that move no byte are views (et_zephyr/planning/layout_views.py), and a flatten
 of a channels-last map reads it pixel by pixel (passes/flatten_into_linear.py).
 
 Each model is exported and its .pte run in the host emulator, where tensors live at
@@ -17,10 +17,10 @@ import torch.nn.functional as F
 from conftest import REPO, assert_replays
 from et_zephyr.api import ExportOptions, export
 from et_zephyr.artifacts import Artifacts
-from et_zephyr.dim_orders import reshaped_order
-from et_zephyr.io_mode import parse_io
-from et_zephyr.loading import ModelBundle
-from et_zephyr.report import render_report
+from et_zephyr.artifacts.report import render_report
+from et_zephyr.frontend.io_mode import parse_io
+from et_zephyr.frontend.loading import ModelBundle
+from et_zephyr.reference.dim_orders import reshaped_order
 from torch import nn
 
 
@@ -180,7 +180,7 @@ def test_without_derivable_orders_no_view_is_planned_and_the_copies_compute(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A graph the fake-tensor run cannot follow plans no view: the copies stay."""
-    from et_zephyr import layout_views
+    from et_zephyr.planning import layout_views
 
     monkeypatch.setattr(layout_views, "_rederived_orders", lambda program: None)
     artifacts = _export(_Sensor(3, 20), (1, 3, 20), "cortex-m4")

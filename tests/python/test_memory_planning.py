@@ -9,8 +9,8 @@ import torch
 from conftest import KWS_MODEL, MODELS, assert_replays
 from et_zephyr.api import ExportOptions, export
 from et_zephyr.cli import main
-from et_zephyr.io_mode import IOMode
-from et_zephyr.offset_planner import offset_first_fit
+from et_zephyr.frontend.io_mode import IOMode
+from et_zephyr.planning.offset_planner import offset_first_fit
 from executorch.exir.memory_planning import greedy
 from executorch.exir.tensor import TensorSpec
 

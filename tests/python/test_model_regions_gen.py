@@ -2,7 +2,9 @@
 """The firmware build's generator places a model's arenas in devicetree memory regions:
 one array per planned buffer of an et-export --fast-arena program, each in the section
 of the region Kconfig names, handed to et_zephyr_init() as planned_buffers; a region too
-small for the arenas placed in it fails the build with the bytes needed."""
+small for the arenas placed in it fails the build with the bytes needed; a program or
+arenas too large for the board's flash or RAM (from its devicetree) stop the configure
+step with one line naming the sizes, the region and what would help."""
 
 from __future__ import annotations
 
@@ -26,7 +28,9 @@ def fast_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _generate(export_dir: Path, out: Path, *regions: str) -> subprocess.CompletedProcess:
+def _generate(
+    export_dir: Path, out: Path, *regions: str, board: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     import executorch
 
     wheel = Path(executorch.__path__[0])
@@ -36,7 +40,7 @@ def _generate(export_dir: Path, out: Path, *regions: str) -> subprocess.Complete
         "--schemas", str(export_dir / "kws.schemas.yaml"), "--executorch-dir", str(wheel),
         "--isa", "mve", "--cpu", "cortex-m55", "--scratch-kernel", "depthwise_conv_mve",
         "--scratch-kernel", "conv_mve", "--no-kernel-sources", "--out-dir", str(out),
-        *(f"--region={region}" for region in regions),
+        *(f"--region={region}" for region in regions), *board,
     ]  # fmt: skip
     return subprocess.run(command, capture_output=True, text=True)
 
@@ -77,3 +81,50 @@ def test_a_one_buffer_program_keeps_one_arena(tmp_path) -> None:
     source = (tmp_path / "gen" / "kws_model.c").read_text()
     assert '__attribute__((section("SRAM.kws_planned_arena")))' in source
     assert ".num_planned_buffers = 0," in source
+
+
+def _board(flash: int, ram: int) -> tuple[str, ...]:
+    flash_node = "/soc/flash-controller@40022000/flash@8000000"
+    return (
+        "--board", "nucleo_l4r5zi", f"--board-flash={flash_node}:{flash:#x}",
+        f"--board-ram=/memory@20000000:{ram:#x}",
+    )  # fmt: skip
+
+
+def test_a_program_larger_than_the_flash_stops_the_build(fast_export, tmp_path) -> None:
+    program = (fast_export / "kws.pte").stat().st_size
+    run = _generate(fast_export, tmp_path, board=_board(program - 1, 1 << 20))
+    assert run.returncode == 1
+    line = run.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert f"the program ({program:,} B) does not fit nucleo_l4r5zi's flash (flash@8000000)" in line
+    assert f"({program - 1:,} B)" in line and "smaller model" in line
+    assert not (tmp_path / "kws_model.c").exists()
+
+
+def test_arenas_larger_than_the_ram_name_every_arena_and_the_remedies(
+    fast_export, tmp_path
+) -> None:
+    run = _generate(fast_export, tmp_path, board=_board(1 << 21, 4096))
+    assert run.returncode == 1
+    line = run.stderr.strip()
+    assert "do not fit nucleo_l4r5zi's RAM (memory@20000000) (4,096 B)" in line
+    assert "planned1" in line and "planned2" in line and "method" in line
+    assert "--io int8" in line and "--fast-arena" in line and "PLANNED_REGION_1" in line
+
+
+def test_arenas_in_a_region_of_their_own_do_not_count_against_the_ram(
+    fast_export, tmp_path
+) -> None:
+    # The fast-arena program's second buffer goes to ISRAM: the RAM needs the rest only.
+    run = _generate(fast_export, tmp_path, "planned2=ISRAM:0x400000", board=_board(1 << 21, 4096))
+    assert run.returncode == 1 and "planned2" not in run.stderr
+    source = tmp_path / "kws_model.c"
+    run = _generate(
+        fast_export, tmp_path, "planned2=ISRAM:0x400000", board=_board(1 << 21, 1 << 20)
+    )
+    assert run.returncode == 0, run.stderr
+    assert source.exists()
+    summary = next(line for line in run.stdout.splitlines() if "nucleo_l4r5zi:" in line)
+    assert "of 2,097,152 B flash (flash@8000000)" in summary
+    assert "of 1,048,576 B RAM (memory@20000000)" in summary

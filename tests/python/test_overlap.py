@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Outputs overlapping the inputs they are computed from (overlap.py): the offset bound
+"""Outputs overlapping the inputs they are computed from (planning/overlap.py): the offset bound
 against a byte-level replay of the kernels' order, which kernels may overlap on which
 tier, and plans that use it and still replay exactly."""
 
@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 from conftest import MODELS, assert_replays
 from et_zephyr.api import ExportOptions, export
-from et_zephyr.io_mode import IOMode
-from et_zephyr.overlap import CHUNK_PIXELS, convolution_offset
+from et_zephyr.frontend.io_mode import IOMode
+from et_zephyr.planning.overlap import CHUNK_PIXELS, convolution_offset
 
 
 def _clobbers(
@@ -82,8 +82,8 @@ def test_mobilenets_pointwise_layer_and_a_resnet_block() -> None:
 
 def _overlaps(model: str, target: str) -> list[tuple[str, tuple, int]]:
     """The pairs the planner was allowed, from a planning run of the export."""
-    import et_zephyr.offset_planner as planner
-    from et_zephyr import overlap
+    import et_zephyr.planning.offset_planner as planner
+    from et_zephyr.planning import overlap
 
     seen: list = []
     original = overlap.output_overlaps
@@ -136,10 +136,10 @@ def test_overlapping_plans_reach_their_bound_and_replay_exactly(
     assert planned == memory["planned_lower_bound"]
     assert_replays(artifacts, tmp_path)
     # The same program planned side by side needs more.
-    import et_zephyr.memory
-    import et_zephyr.offset_planner
+    import et_zephyr.planning.memory
+    import et_zephyr.planning.offset_planner
 
-    for module in (et_zephyr.offset_planner, et_zephyr.memory):
+    for module in (et_zephyr.planning.offset_planner, et_zephyr.planning.memory):
         monkeypatch.setattr(module, "output_overlaps", lambda graph_module, isa: [])
     side_by_side = export(f"{MODELS}:residual_stages", options).manifest["memory"]
     assert planned < sum(b["bytes"] for b in side_by_side["planned"])

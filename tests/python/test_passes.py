@@ -7,7 +7,7 @@ import pytest
 import torch
 from conftest import CONV, DEPTHWISE, lowered_by_upstream
 from et_zephyr import pipeline
-from et_zephyr.targets import resolve_target
+from et_zephyr.frontend.targets import resolve_target
 from torch import nn
 
 

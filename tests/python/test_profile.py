@@ -4,7 +4,7 @@
 from pathlib import Path
 
 import pytest
-from et_zephyr.profile import main, parse_profile
+from et_zephyr.size.profile import main, parse_profile
 
 LOG = """\
 *** Booting Zephyr OS build v4.3.0 ***

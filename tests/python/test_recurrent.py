@@ -9,9 +9,9 @@ import pytest
 import torch
 from conftest import REPO
 from et_zephyr import api, pipeline
-from et_zephyr.analysis import BYTE_COPIES
-from et_zephyr.loading import ModelBundle
-from et_zephyr.recurrent import unroll_recurrent
+from et_zephyr.firmware.analysis import BYTE_COPIES
+from et_zephyr.frontend.loading import ModelBundle
+from et_zephyr.passes.recurrent import unroll_recurrent
 from torch import nn
 
 _spec = importlib.util.spec_from_file_location(

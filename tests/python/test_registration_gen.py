@@ -103,7 +103,7 @@ def test_an_own_operator_is_found_by_its_name(tmp_path) -> None:
 
 
 def test_every_operator_et_export_may_emit_has_its_kernel_source() -> None:
-    from et_zephyr import own_ops
+    from et_zephyr.reference import own_ops
 
     for name in own_ops.KERNELS:
         assert GEN.own_kernel(name) is not None, name

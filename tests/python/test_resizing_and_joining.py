@@ -16,10 +16,10 @@ import torch
 import torch.nn.functional as F
 from et_zephyr import pipeline
 from et_zephyr.api import ExportOptions, export
-from et_zephyr.emulate import run_pte
-from et_zephyr.loading import ModelBundle
+from et_zephyr.frontend.loading import ModelBundle
 from et_zephyr.passes.glu_as_gate import glu_as_gate
 from et_zephyr.reference import portable_kernel, resize
+from et_zephyr.reference.emulate import run_pte
 from torch import nn
 
 aten = torch.ops.aten
@@ -213,8 +213,8 @@ def test_a_layer_left_unlowered_on_int8_tensors_is_refused(monkeypatch) -> None:
     """Upstream's activation fusion left a YOLO neck's convolution as an int8
     aten::convolution, integer sums with no quantization: et-export refuses such a
     program, naming the layer."""
-    from et_zephyr import cortex_m_passes
     from et_zephyr.errors import ExportError
+    from et_zephyr.passes import cortex_m_passes
     from executorch.backends.cortex_m.passes.activation_fusion_pass import ActivationFusionPass
 
     upstream = cortex_m_passes.pass_list

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 import pytest
 from et_zephyr.errors import ExportError
-from et_zephyr.targets import TARGETS, resolve_target
+from et_zephyr.frontend.targets import TARGETS, resolve_target
 
 EXPECTED_TIER = {
     "cortex-m0": "scalar",

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Generated test inputs: the firmware's C and et_zephyr.test_inputs make the same floats,
+"""Generated test inputs: the firmware's C and et_zephyr.artifacts.test_inputs make the same floats,
 and et-export's vectors hold them with their host reference."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from et_zephyr import test_inputs
+from et_zephyr.artifacts import test_inputs
 from et_zephyr.errors import ExportError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,7 +134,7 @@ def test_export_writes_generated_vectors_the_program_reproduces(target: str, tmp
 
     from et_zephyr.api import ExportOptions, export
     from et_zephyr.artifacts import write_outputs
-    from et_zephyr.emulate import run_pte
+    from et_zephyr.reference.emulate import run_pte
 
     sys.path.insert(0, str(ROOT / "samples" / "kws"))
     from gen_vectors import render

@@ -17,13 +17,13 @@ import pytest
 import torch
 from conftest import REPO
 from et_zephyr import api, pipeline
-from et_zephyr.analysis import BYTE_COPIES
-from et_zephyr.attention import decompose_attention
-from et_zephyr.cortex_m_passes import ScalarArgsToTensorsInPlace
-from et_zephyr.loading import ModelBundle
-from et_zephyr.mean_as_matmul import means_to_matmuls
-from et_zephyr.requantization import fold_constant_scales, fold_requantize_chains
-from et_zephyr.targets import resolve_target
+from et_zephyr.firmware.analysis import BYTE_COPIES
+from et_zephyr.frontend.loading import ModelBundle
+from et_zephyr.frontend.targets import resolve_target
+from et_zephyr.passes.attention import decompose_attention
+from et_zephyr.passes.cortex_m_passes import ScalarArgsToTensorsInPlace
+from et_zephyr.passes.mean_as_matmul import means_to_matmuls
+from et_zephyr.passes.requantization import fold_constant_scales, fold_requantize_chains
 from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
 from executorch.exir import to_edge
 from executorch.exir.dialects._ops import ops as exir_ops

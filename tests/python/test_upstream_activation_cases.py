@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 from et_zephyr.api import ExportOptions, export
-from et_zephyr.emulate import run_pte
-from et_zephyr.loading import ModelBundle
+from et_zephyr.frontend.loading import ModelBundle
+from et_zephyr.reference.emulate import run_pte
 from executorch.backends.cortex_m.test.ops.test_activation_quant import test_cases
 
 

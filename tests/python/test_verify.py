@@ -3,7 +3,7 @@
 relative to the float output's range for every output kind."""
 
 import torch
-from et_zephyr.verify import compare
+from et_zephyr.reference.verify import compare
 
 
 def test_classifier_scores_get_top1_agreement() -> None:

@@ -61,7 +61,7 @@ def test_bad_input_dies_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_warns_when_workspace_executorch_differs(tmp_path: Path) -> None:
-    from et_zephyr.workspace import check_executorch_source
+    from et_zephyr.common.workspace import check_executorch_source
 
     warnings: list[str] = []
     (tmp_path / "version.txt").write_text("1.3.0\n")

@@ -196,6 +196,47 @@ function(et_zephyr_isa_options out_var)
   set(${out_var} ${_opts} PARENT_SCOPE)
 endfunction()
 
+# Appends the board's flash and RAM from its devicetree (the code partition when the
+# image goes there; the flash only when the image runs in place) for the generator's
+# fit check, which stops the configure step when the model cannot fit.
+function(et_zephyr_board_memory_args list_var)
+  set(_args --board ${BOARD}${BOARD_QUALIFIERS})
+  if(CONFIG_XIP)
+    if(CONFIG_USE_DT_CODE_PARTITION)
+      dt_chosen(_flash PROPERTY "zephyr,code-partition")
+    else()
+      dt_chosen(_flash PROPERTY "zephyr,flash")
+    endif()
+    if(_flash)
+      dt_reg_size(_flash_size PATH ${_flash})
+      if(NOT _flash_size)
+        # A serial NOR flash (jedec,spi-nor and its kin) gives its capacity in bits.
+        dt_prop(_flash_bits PATH ${_flash} PROPERTY size)
+        if(_flash_bits)
+          math(EXPR _flash_size "${_flash_bits} / 8")
+        endif()
+      endif()
+      if(CONFIG_FLASH_LOAD_SIZE)
+        math(EXPR _load_size "${CONFIG_FLASH_LOAD_SIZE}")  # Kconfig gives hex
+        if(_load_size GREATER 0)
+          set(_flash_size ${_load_size})
+        endif()
+      endif()
+      if(_flash_size)
+        list(APPEND _args "--board-flash=${_flash}:${_flash_size}")
+      endif()
+    endif()
+  endif()
+  dt_chosen(_sram PROPERTY "zephyr,sram")
+  if(_sram)
+    dt_reg_size(_sram_size PATH ${_sram})
+    if(_sram_size)
+      list(APPEND _args "--board-ram=${_sram}:${_sram_size}")
+    endif()
+  endif()
+  set(${list_var} ${${list_var}} ${_args} PARENT_SCOPE)
+endfunction()
+
 # Appends --region=ARENA=SECTION:SIZE to <list_var> when the arena's Kconfig symbol
 # (CONFIG_ET_ZEPHYR_PLANNED_REGION_1/_2, _METHOD_ARENA_REGION, _TEMP_ARENA_REGION) names the
 # node label of a "zephyr,memory-region" devicetree node. Arenas in the chosen zephyr,sram
@@ -406,6 +447,7 @@ function(et_zephyr_add_model target)
   foreach(_arena planned1 planned2 method temp)
     et_zephyr_region_arg(${_arena} _gen_args)
   endforeach()
+  et_zephyr_board_memory_args(_gen_args)
   list(APPEND _gen_args
        "--model-section=${CONFIG_ET_ZEPHYR_MODEL_SECTION}"
        "--arena-section=${CONFIG_ET_ZEPHYR_ARENA_SECTION}"

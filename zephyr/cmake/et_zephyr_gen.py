@@ -31,7 +31,17 @@ import yaml
 from flatbuffers import encode, number_types, packer
 from flatbuffers.table import Table
 
-METHOD_ARENA_SLACK = 32
+# The fit check is et-export's own (et-export --board says the same before any build).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from et_zephyr.firmware.fit import (  # noqa: E402
+    Footprint,
+    MemoryRegion,
+    aligned16,
+    firmware_method_arena,
+    fit_problem,
+    fit_summary,
+)
+
 # Manifest dtype names that lib/include/et_zephyr/et_zephyr.h has an ET_ZEPHYR_DTYPE_ for.
 _C_DTYPES = {"UINT8", "INT8", "INT16", "INT32", "INT64", "FLOAT16", "FLOAT32", "FLOAT64", "BOOL"}
 
@@ -268,7 +278,7 @@ OWN_KERNELS_DIR = Path(__file__).resolve().parents[2] / "lib/src/kernels"
 
 def own_kernel(name: str) -> tuple[str, Path] | None:
     """et_zephyr::NAME.out -> (et_zephyr::native::NAME_out, lib/src/kernels/NAME.cpp): the
-    module's own operators follow that convention (scripts/et_zephyr/own_ops.py)."""
+    module's own operators follow that convention (scripts/et_zephyr/reference/own_ops.py)."""
     base, _, overload = name.split("::", 1)[1].partition(".")
     source = OWN_KERNELS_DIR / f"{base}.cpp"
     if overload != "out" or not source.is_file():
@@ -502,9 +512,37 @@ def parse_region(text: str) -> tuple[str, Region]:
     return arena, Region(section, size_bytes)
 
 
-def aligned16(size: int) -> int:
-    """A size rounded up to the 16 bytes every arena and planned buffer is aligned to."""
-    return (size + 15) // 16 * 16
+def parse_memory(kind: str):
+    """NODE:SIZE of a chosen devicetree node, as the fit check names it."""
+
+    def parse(text: str) -> MemoryRegion:
+        node, _, size = text.rpartition(":")
+        try:
+            size_bytes = int(size, 0)
+        except ValueError:
+            size_bytes = -1
+        if not node or size_bytes <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r} is not NODE:SIZE")
+        return MemoryRegion(f"{kind} ({node.rsplit('/', 1)[-1]})", size_bytes)
+
+    return parse
+
+
+def check_board_fit(
+    args: argparse.Namespace, program: int, placed: dict[str, int], regions: dict[str, Region]
+) -> None:
+    """Stop before compiling anything when the model cannot fit the board's memories."""
+    in_flash = args.model_section.startswith(".rodata")
+    in_ram = not args.arena_section or args.arena_section.startswith((".noinit", ".bss"))
+    flash = args.board_flash if in_flash else None
+    ram = args.board_ram if in_ram else None
+    arenas = {k: s for k, s in placed.items() if s and region_of(regions, k) is None}
+    footprint = Footprint(program, arenas)
+    problem = fit_problem(args.board, footprint, flash, ram)
+    if problem:
+        raise GenError(problem)
+    if flash is not None or ram is not None:
+        print(f"et-zephyr: {fit_summary(args.board, footprint, flash, ram)}")
 
 
 def region_of(regions: dict[str, Region], kind: str) -> Region | None:
@@ -550,9 +588,7 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         )
     method_size = pick("CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE", args.method_arena, 8192)
     if args.method_arena <= 0 and "CONFIG_ET_ZEPHYR_METHOD_ARENA_SIZE" in conf:
-        # et-export computes this for 32-bit; allow for alignment padding it may miss
-        # (seen: 4 bytes short for a cortex-m3 export).
-        method_size = aligned16(method_size + METHOD_ARENA_SLACK)
+        method_size = firmware_method_arena(method_size)
     temp_size = pick("CONFIG_ET_ZEPHYR_TEMP_ARENA_SIZE", args.temp_arena, 0)
 
     section = args.model_section
@@ -597,6 +633,7 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         placed = {"planned": planned_size}
     placed |= {"method": method_size, "temp": temp_size}
     check_regions(regions, placed)
+    check_board_fit(args, size, placed, regions)
 
     def arena(kind: str, size_: int) -> str:
         if size_ == 0:
@@ -783,6 +820,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--method-arena", type=int, default=0)
     p.add_argument("--temp-arena", type=int, default=0)
     p.add_argument("--kernel-slots", type=int, default=0)
+    p.add_argument("--board", default="the board", help="board name, for the fit check's message")
+    p.add_argument(
+        "--board-flash",
+        type=parse_memory("flash"),
+        metavar="NODE:SIZE",
+        help="the board's flash (chosen zephyr,flash or code partition): the program must fit",
+    )
+    p.add_argument(
+        "--board-ram",
+        type=parse_memory("RAM"),
+        metavar="NODE:SIZE",
+        help="the board's RAM (chosen zephyr,sram): the arenas with no region of their own fit it",
+    )
     p.add_argument("--cortex-m", type=int, default=1)
     p.add_argument("--portable", type=int, default=1)
     p.add_argument("--profiling", type=int, default=0)

@@ -12,7 +12,7 @@
  *   gathered into the scratch buffer (conv_patches_mve.cpp), as many as it
  *   holds at a time, where CMSIS-NN's arm_convolve_s8 gathers 4 and runs
  *   arm_nn_mat_mult_nt_t_s8 on them. et-export sizes that scratch for this
- *   kernel (kernel_scratch.py, conv_mve_scratch_bytes: the same conditions).
+ *   kernel (firmware/kernel_scratch.py, conv_mve_scratch_bytes: the same conditions).
  * Rows deeper than the stack's pair of channels (kPointwiseStackDepth) have
  * the two channels' interleaved weights at the scratch's start, where
  * et-export planned room for them; otherwise they go one channel at a time.
@@ -198,7 +198,7 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
     const int32_t pixels = static_cast<int32_t>(out.size(2) * out.size(3));
     /* The scratch: where the patches come in chunks, each channel's base;
      * two channels' interleaved weights (deep patches); a chunk's patches.
-     * The layouts et-export may have planned (kernel_scratch.py), in its
+     * The layouts et-export may have planned (firmware/kernel_scratch.py), in its
      * order: all patches at once, then chunks, then either without the
      * weights (one channel at a time). */
     const int64_t scratch_bytes = static_cast<int64_t>(scratch.nbytes());

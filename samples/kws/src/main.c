@@ -12,7 +12,7 @@
  * CONFIG_ET_ZEPHYR_PROFILING, it also prints the cycles per operator.
  *
  * Test inputs are stored in flash, or generated here from a recipe (et-export
- * --generated-vectors; et_zephyr/test_inputs.py computes the same floats on the host)
+ * --generated-vectors; et_zephyr/artifacts/test_inputs.py computes the same floats on the host)
  * and, for an INT8 input (et-export --io int8), quantized with the C API's
  * et_zephyr_quantize_int8(), as the host reference assumes.
  *

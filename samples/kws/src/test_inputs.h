@@ -5,7 +5,7 @@
  * element k of the input is (float)(code_k + offset) * step, code_k the top 16 bits
  * of the k-th xorshift32 state minus 32768. One exact integer-to-float conversion and
  * one float32 multiply, so hardware and soft float give the floats that
- * et_zephyr/test_inputs.py computes on the host. For an INT8 input the firmware
+ * et_zephyr/artifacts/test_inputs.py computes on the host. For an INT8 input the firmware
  * quantizes them with et_zephyr_quantize_int8(), as the host reference does.
  */
 

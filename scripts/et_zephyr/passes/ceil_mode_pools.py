@@ -15,8 +15,8 @@ from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportPass, PassResult
 from torch.fx import GraphModule, Node
 
-from ..fx_nodes import pair
-from ..int8_rewrites import padded_map
+from .fx_nodes import pair
+from .int8_rewrites import padded_map
 
 _MAX_POOL = exir_ops.edge.aten.max_pool2d.default
 _INT8_MIN = -128

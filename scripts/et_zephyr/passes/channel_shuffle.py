@@ -6,7 +6,7 @@
 the 5-D view and the transpose are layout copies on portable kernels, three an
 inference; as et_zephyr::channel_shuffle (lib/src/kernels/channel_shuffle.cpp) each
 pixel's channels are gathered in place of one copy, and the quantizer gives the output
-the input's parameters (quantizer.py).
+the input's parameters (passes/quantizer.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import torch
 from torch.fx import GraphModule, Node
 
-from .. import own_ops  # noqa: F401  (defines et_zephyr::channel_shuffle)
-from ..fx_nodes import call
+from ..reference import own_ops  # noqa: F401  (defines et_zephyr::channel_shuffle)
+from .fx_nodes import call
 
 aten = torch.ops.aten
 _RESHAPES = (aten.view.default, aten.reshape.default, aten._unsafe_view.default)

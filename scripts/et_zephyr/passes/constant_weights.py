@@ -13,7 +13,7 @@ import torch
 from torch.fx import GraphModule, Node
 
 from ..errors import ExportError
-from ..kernels import source_line
+from ..firmware.kernels import source_line
 
 aten = torch.ops.aten
 _WEIGHTED = {

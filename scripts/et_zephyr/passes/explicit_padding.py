@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch.fx import GraphModule, Node
 
-from ..fx_nodes import call
+from .fx_nodes import call
 
 aten = torch.ops.aten
 _STRING_PADDED = {

@@ -6,7 +6,7 @@ channels-last (pixel by pixel): flattening them for a classifier's linear is a
 transpose, a layout copy of the whole map on the device. The linear does not care in
 which order it sums: with its weight's columns reordered to (h, w, c) it takes the map
 flattened pixel by pixel, the same integer products and sums. The flatten then reads a
-permute of the map to [N, H, W, C], whose bytes are the map's own (layout_views.py
+permute of the map to [N, H, W, C], whose bytes are the map's own (planning/layout_views.py
 serializes it as a view). TensorFlow Lite Micro's models flatten NHWC maps the same way.
 The same holds for a [N, C, L] sequence of the 1-D family, whose bytes are NLC.
 """
@@ -16,8 +16,8 @@ from __future__ import annotations
 import torch
 from torch.fx import GraphModule, Node
 
-from ..dim_orders import Order, dim_order_of, reshaped_order, same_bytes
-from ..fx_nodes import attribute, call, constant
+from ..reference.dim_orders import Order, dim_order_of, reshaped_order, same_bytes
+from .fx_nodes import attribute, call, constant
 
 aten = torch.ops.aten
 _RESHAPES = {aten.view.default, aten.reshape.default}

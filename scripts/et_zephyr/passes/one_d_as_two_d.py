@@ -21,7 +21,7 @@ from collections.abc import Callable
 import torch
 from torch.fx import GraphModule, Node
 
-from ..fx_nodes import attribute, call, constant
+from .fx_nodes import attribute, call, constant
 
 aten = torch.ops.aten
 _HEIGHT = 2  # the image's unit height dimension

@@ -4,7 +4,7 @@
 aten.prelu is decomposed in the Edge dialect into a float comparison, product and
 select. With its learned slopes as constants it has exact quantizable forms:
 - one slope (nn.PReLU()'s default): leaky_relu(x, slope), a lookup table between int8
-  tensors (lookup_tables.py);
+  tensors (passes/lookup_tables.py);
 - a slope per channel: relu(x) + (-slope) * relu(-x), the slopes broadcast over the
   channel dimension: a negation table, two clamps, CMSIS-NN's elementwise product with a
   per-channel constant and its addition.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch.fx import GraphModule
 
-from ..fx_nodes import attribute, call, constant
+from .fx_nodes import attribute, call, constant
 
 aten = torch.ops.aten
 

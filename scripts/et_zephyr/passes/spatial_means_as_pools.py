@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch.fx import GraphModule
 
-from ..fx_nodes import call
+from .fx_nodes import call
 
 aten = torch.ops.aten
 

@@ -24,12 +24,10 @@ import torch
 import torch.nn.functional as F
 from torch.fx import GraphModule, Node
 
-from ..fx_nodes import attribute, call, constant, pair
+from ..reference.convolution import direct_kernel_misplaces_rows
+from .fx_nodes import attribute, call, constant, pair
 
 aten = torch.ops.aten
-# CMSIS-NN's REVERSE_TCOL_EFFICIENT_THRESHOLD: above it (and stride <= 2), the reverse
-# convolution runs.
-_REVERSE_CONVOLUTION_CHANNELS = 16
 _ACTIVATIONS = {
     aten.relu.default,
     aten.relu_.default,
@@ -95,12 +93,3 @@ def transpose_conv_arguments(node: Node) -> list[object]:
     weight, bias, stride, padding, output_padding, groups, dilation."""
     defaults = [None, None, None, [1, 1], [0, 0], [0, 0], 1, [1, 1]]
     return list(node.args) + defaults[len(node.args) :]
-
-
-def direct_kernel_misplaces_rows(
-    channels: int, stride: list[int], top_padding: int, kernel_height: int
-) -> bool:
-    """Whether arm_transpose_conv_wrapper_s8 takes its direct kernel for this layer and
-    that kernel writes rows where they do not belong (no output padding)."""
-    reverse = max(stride) <= 2 and channels > _REVERSE_CONVOLUTION_CHANNELS
-    return not reverse and (top_padding % stride[0] != 0 or kernel_height < stride[0])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch.fx import GraphModule
 
-from ..fx_nodes import attribute, call, constant, pair
+from .fx_nodes import attribute, call, constant, pair
 from .transpose_conv_rows import transpose_conv_arguments
 
 aten = torch.ops.aten

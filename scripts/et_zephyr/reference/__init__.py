@@ -9,6 +9,11 @@ modules are, written from that C code: rounding, saturation, wrapping, order of
 operations. `installed()` puts them in place of ExecuTorch's, for the block it
 guards, for the ISA tier the program was lowered for (the float edges round
 differently with Helium).
+
+Beside them: et-zephyr's own operators (`own_ops`), the byte order of device buffers
+(`memory_order`) and the dim orders the portable kernels take (`dim_orders`), the
+emulator that runs a serialized program the way the device does (`emulate`), and how
+closely the lowered program follows the float model (`verify`).
 """
 
 from __future__ import annotations

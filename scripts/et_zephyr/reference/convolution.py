@@ -22,8 +22,11 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from ..passes.transpose_conv_rows import direct_kernel_misplaces_rows
 from .fixed_point import requantize, wrap32
+
+# CMSIS-NN's REVERSE_TCOL_EFFICIENT_THRESHOLD: above it (and stride <= 2), the reverse
+# convolution runs.
+_REVERSE_CONVOLUTION_CHANNELS = 16
 
 
 def conv2d(
@@ -168,3 +171,12 @@ def _output(
     result = requantize(sums, multipliers.view(per_channel), shifts.view(per_channel))
     result = (result + output_offset).clamp(activation_min, activation_max)
     return result.to(torch.int8).contiguous(memory_format=torch.channels_last)
+
+
+def direct_kernel_misplaces_rows(
+    channels: int, stride: list[int], top_padding: int, kernel_height: int
+) -> bool:
+    """Whether arm_transpose_conv_wrapper_s8 takes its direct kernel for this layer and
+    that kernel writes rows where they do not belong (no output padding)."""
+    reverse = max(stride) <= 2 and channels > _REVERSE_CONVOLUTION_CHANNELS
+    return not reverse and (top_padding % stride[0] != 0 or kernel_height < stride[0])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import memory_order
+from . import memory_order
 from .fixed_point import INT32_MAX, INT32_MIN, wrap32
 
 _MAGIC_FLOAT = 12582912.0  # 1.5 * 2^23

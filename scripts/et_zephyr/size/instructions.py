@@ -21,8 +21,8 @@ from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
+from ..common.table import format_table
 from ..errors import ExportError
-from ..table import format_table
 from .footprint import ORDER, OTHER, classify
 from .linker_map import parse_map
 

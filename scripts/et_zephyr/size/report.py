@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..table import format_table
+from ..common.table import format_table
 from .footprint import ORDER, Footprint
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..table import format_table
+from ..common.table import format_table
 from .window import Window
 
 

@@ -1,0 +1,202 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The operators whose kernels are et-zephyr's own (lib/src/kernels/NAME.cpp), for the
+graph, the fake-tensor tracer and the host reference.
+
+An et_zephyr::NAME.out operator is implemented by et_zephyr::native::NAME_out in
+lib/src/kernels/NAME.cpp: that convention is all the firmware build needs
+(zephyr/cmake/et_zephyr_gen.py), the schema comes with the exported model.
+"""
+
+from __future__ import annotations
+
+import torch
+from executorch.exir.tensor import dim_order_from_stride
+from torch.library import Library, impl, register_fake
+
+from . import layer_norm, pooling, resize
+from .dim_orders import with_dim_order
+
+NAMESPACE = "et_zephyr"
+_library = Library(NAMESPACE, "DEF")
+
+_LAYER_NORM_ARGUMENTS = (
+    "Tensor input, Tensor multipliers, Tensor biases, int input_zero_point, "
+    "int output_zero_point, int epsilon, int shift"
+)
+_library.define(f"quantized_layer_norm({_LAYER_NORM_ARGUMENTS}) -> Tensor")
+_library.define(
+    f"quantized_layer_norm.out({_LAYER_NORM_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)"
+)
+
+# int8 tensors joined along a dimension in the dim order they share (concatenate.cpp).
+_library.define("concatenate(Tensor[] tensors, int dim) -> Tensor")
+_library.define("concatenate.out(Tensor[] tensors, int dim, *, Tensor(a!) out) -> Tensor(a!)")
+
+# Every step-th index of a dimension from start to end (bounds within it), in the input's
+# dim order (slice.cpp).
+_SLICE_ARGUMENTS = "Tensor input, int dim, int start, int end, int step"
+_library.define(f"slice({_SLICE_ARGUMENTS}) -> Tensor")
+_library.define(f"slice.out({_SLICE_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
+
+# ShuffleNet's channel shuffle: output channel j * groups + i is input channel
+# i * (channels / groups) + j, in the input's dim order (channel_shuffle.cpp).
+_library.define("channel_shuffle(Tensor input, int groups) -> Tensor")
+_library.define("channel_shuffle.out(Tensor input, int groups, *, Tensor(a!) out) -> Tensor(a!)")
+
+# Bilinear resize of an int8 image: taps per output row and column, int32 [size, 3]
+# (resize_bilinear.cpp; reference/resize.py).
+_library.define("resize_bilinear(Tensor input, Tensor rows, Tensor columns) -> Tensor")
+_library.define(
+    "resize_bilinear.out(Tensor input, Tensor rows, Tensor columns, *, Tensor(a!) out) "
+    "-> Tensor(a!)"
+)
+
+# arm_avgpool_s8 with the output's size given: windows past the input's end (PyTorch's
+# ceil mode) clipped to it (avg_pool2d_clipped.cpp; reference/pooling.py).
+_AVG_POOL_ARGUMENTS = (
+    "Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] output_size, "
+    "Tensor scratch"
+)
+_library.define(f"avg_pool2d_clipped({_AVG_POOL_ARGUMENTS}) -> Tensor")
+_library.define(f"avg_pool2d_clipped.out({_AVG_POOL_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
+
+# `namespace::name.overload` of each operator with a kernel in lib/src/kernels.
+KERNELS: frozenset[str] = frozenset(
+    f"{NAMESPACE}::{name}.out"
+    for name in (
+        "quantized_layer_norm",
+        "concatenate",
+        "slice",
+        "channel_shuffle",
+        "resize_bilinear",
+        "avg_pool2d_clipped",
+    )
+)
+
+
+@register_fake(f"{NAMESPACE}::quantized_layer_norm")  # type: ignore[misc]
+def _layer_norm_fake(input: torch.Tensor, *args: object) -> torch.Tensor:
+    return torch.empty_like(input, dtype=torch.int8)
+
+
+# The host reference is the operator's implementation.
+_library.impl("quantized_layer_norm", layer_norm.layer_norm, "CompositeExplicitAutograd")
+
+
+@impl(_library, "quantized_layer_norm.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _layer_norm_out(*args: object, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(layer_norm.layer_norm(*args))  # type: ignore[arg-type]
+    return out
+
+
+# Their kernels write the output in the input's dim order: so do these, for the fake
+# tensors that give the program its dim orders (ExecuTorch re-derives them from the
+# operator when it serializes) and for the host reference.
+def _empty_in_dim_order_of(source: torch.Tensor, shape: list[int]) -> torch.Tensor:
+    return with_dim_order(source.new_empty(shape), dim_order_from_stride(source.stride()))
+
+
+def _in_dim_order_of(source: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    return _empty_in_dim_order_of(source, list(values.shape)).copy_(values)
+
+
+@register_fake(f"{NAMESPACE}::concatenate")  # type: ignore[misc]
+def _concatenate_fake(tensors: list[torch.Tensor], dim: int) -> torch.Tensor:
+    shape = list(tensors[0].shape)
+    shape[dim] = sum(t.shape[dim] for t in tensors)
+    return _empty_in_dim_order_of(tensors[0], shape)
+
+
+@register_fake(f"{NAMESPACE}::slice")  # type: ignore[misc]
+def _slice_fake(input: torch.Tensor, dim: int, start: int, end: int, step: int) -> torch.Tensor:
+    shape = list(input.shape)
+    shape[dim] = len(range(start, end, step))
+    return _empty_in_dim_order_of(input, shape)
+
+
+@register_fake(f"{NAMESPACE}::channel_shuffle")  # type: ignore[misc]
+def _channel_shuffle_fake(input: torch.Tensor, groups: int) -> torch.Tensor:
+    return _empty_in_dim_order_of(input, list(input.shape))
+
+
+# A concatenation only moves bytes: torch's is the device's, in any dim order.
+@impl(_library, "concatenate", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _concatenate(tensors: list[torch.Tensor], dim: int) -> torch.Tensor:
+    return _in_dim_order_of(tensors[0], torch.cat(tensors, dim))
+
+
+@impl(_library, "concatenate.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _concatenate_out(tensors: list[torch.Tensor], dim: int, *, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(torch.cat(tensors, dim))
+    return out
+
+
+@impl(_library, "slice", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _slice(input: torch.Tensor, dim: int, start: int, end: int, step: int) -> torch.Tensor:
+    return _in_dim_order_of(input, torch.ops.aten.slice_copy.Tensor(input, dim, start, end, step))
+
+
+@impl(_library, "slice.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _slice_out(
+    input: torch.Tensor, dim: int, start: int, end: int, step: int, *, out: torch.Tensor
+) -> torch.Tensor:
+    out.copy_(torch.ops.aten.slice_copy.Tensor(input, dim, start, end, step))
+    return out
+
+
+def shuffled_channels(channels: int, groups: int) -> torch.Tensor:
+    """The input channel each output channel of a channel shuffle reads."""
+    return torch.arange(channels).view(groups, channels // groups).t().reshape(-1)
+
+
+@impl(_library, "channel_shuffle", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _channel_shuffle(input: torch.Tensor, groups: int) -> torch.Tensor:
+    order = shuffled_channels(input.shape[1], groups)
+    return _in_dim_order_of(input, input.index_select(1, order))
+
+
+@impl(_library, "channel_shuffle.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _channel_shuffle_out(input: torch.Tensor, groups: int, *, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(input.index_select(1, shuffled_channels(input.shape[1], groups)))
+    return out
+
+
+@register_fake(f"{NAMESPACE}::resize_bilinear")  # type: ignore[misc]
+def _resize_bilinear_fake(
+    input: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor
+) -> torch.Tensor:
+    shape = [*input.shape[:2], rows.shape[0], columns.shape[0]]
+    return _empty_in_dim_order_of(input, shape)
+
+
+@impl(_library, "resize_bilinear", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _resize_bilinear(
+    input: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor
+) -> torch.Tensor:
+    return _in_dim_order_of(input, resize.resize_bilinear(input, rows, columns))
+
+
+@impl(_library, "resize_bilinear.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _resize_bilinear_out(
+    input: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor, *, out: torch.Tensor
+) -> torch.Tensor:
+    out.copy_(resize.resize_bilinear(input, rows, columns))
+    return out
+
+
+@register_fake(f"{NAMESPACE}::avg_pool2d_clipped")  # type: ignore[misc]
+def _avg_pool2d_clipped_fake(input: torch.Tensor, *args: object) -> torch.Tensor:
+    output_size = args[3]
+    assert isinstance(output_size, (list, tuple))
+    return _empty_in_dim_order_of(input, [*input.shape[:2], *output_size])
+
+
+@impl(_library, "avg_pool2d_clipped", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _avg_pool2d_clipped(input: torch.Tensor, *args: object) -> torch.Tensor:
+    return _in_dim_order_of(input, pooling.avg_pool2d_clipped(input, *args))  # type: ignore[arg-type]
+
+
+@impl(_library, "avg_pool2d_clipped.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _avg_pool2d_clipped_out(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(pooling.avg_pool2d_clipped(input, *args))  # type: ignore[arg-type]
+    return out
