@@ -249,9 +249,16 @@ function(et_zephyr_region_arg arena list_var)
   list(GET _symbols ${_index} _symbol)
   set(_label "${CONFIG_ET_ZEPHYR_${_symbol}}")
   if(_label STREQUAL "")
-    return()
+    # With a DTCM apart from the main RAM, every arena but --fast-arena's second buffer
+    # (the rest, meant for the large RAM) goes there (CONFIG_ET_ZEPHYR_ARENAS_IN_DTCM).
+    if(NOT CONFIG_ET_ZEPHYR_ARENAS_IN_DTCM OR arena STREQUAL "planned2")
+      return()
+    endif()
+    dt_chosen(_node PROPERTY "zephyr,dtcm")
+    set(_label "(the chosen zephyr,dtcm)")
+  else()
+    dt_nodelabel(_node NODELABEL ${_label})
   endif()
-  dt_nodelabel(_node NODELABEL ${_label})
   if(NOT _node)
     message(FATAL_ERROR "et-zephyr: CONFIG_ET_ZEPHYR_${_symbol}=\"${_label}\": no devicetree "
                         "node has that label")
