@@ -128,3 +128,4 @@ def test_arenas_in_a_region_of_their_own_do_not_count_against_the_ram(
     summary = next(line for line in run.stdout.splitlines() if "nucleo_l4r5zi:" in line)
     assert "of 2,097,152 B flash (flash@8000000)" in summary
     assert "of 1,048,576 B RAM (memory@20000000)" in summary
+    assert "arenas in ISRAM " in summary and "of 4,194,304 B" in summary

@@ -528,6 +528,10 @@ def parse_memory(kind: str):
     return parse
 
 
+def regions_size(regions: dict[str, Region], section: str) -> int:
+    return next(r.size for r in regions.values() if r.section == section)
+
+
 def check_board_fit(
     args: argparse.Namespace, program: int, placed: dict[str, int], regions: dict[str, Region]
 ) -> None:
@@ -542,7 +546,17 @@ def check_board_fit(
     if problem:
         raise GenError(problem)
     if flash is not None or ram is not None:
-        print(f"et-zephyr: {fit_summary(args.board, footprint, flash, ram)}")
+        # Arenas in a region of their own (e.g. the DTCM), with that region's size.
+        used: dict[str, int] = {}
+        for kind, size in placed.items():
+            region = region_of(regions, kind)
+            if region is not None and size:
+                used[region.section] = used.get(region.section, 0) + aligned16(size)
+        others = [
+            (f"arenas in {section}", bytes_, regions_size(regions, section))
+            for section, bytes_ in used.items()
+        ]
+        print(f"et-zephyr: {fit_summary(args.board, footprint, flash, ram, others)}")
 
 
 def region_of(regions: dict[str, Region], kind: str) -> Region | None:
@@ -559,13 +573,14 @@ def check_regions(regions: dict[str, Region], placed: dict[str, int]) -> None:
             per_section.setdefault(region.section, []).append((kind, size))
     for section, arenas in per_section.items():
         need = sum(aligned16(size) for _, size in arenas)
-        have = next(r.size for r in regions.values() if r.section == section)
+        have = regions_size(regions, section)
         if need > have:
             names = ", ".join(f"{kind} {size} B" for kind, size in arenas)
             raise GenError(
                 f"memory region {section} has {have} bytes, the model's arenas placed there "
                 f"need {need} ({names}): give some of them another region "
-                "(CONFIG_ET_ZEPHYR_PLANNED_REGION_1/_2, _METHOD_ARENA_REGION, _TEMP_ARENA_REGION)"
+                "(CONFIG_ET_ZEPHYR_PLANNED_REGION_1/_2, _METHOD_ARENA_REGION, _TEMP_ARENA_REGION; "
+                "CONFIG_ET_ZEPHYR_ARENAS_IN_DTCM=n keeps them in the main RAM)"
             )
 
 

@@ -8,6 +8,7 @@ before any build. Standard library only: the firmware build imports it without t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -86,14 +87,20 @@ def fit_problem(
 
 
 def fit_summary(
-    board: str, footprint: Footprint, flash: MemoryRegion | None, ram: MemoryRegion | None
+    board: str,
+    footprint: Footprint,
+    flash: MemoryRegion | None,
+    ram: MemoryRegion | None,
+    others: Sequence[tuple[str, int, int]] = (),
 ) -> str:
-    """What the model takes of each memory, and what it leaves for everything else."""
+    """What the model takes of each memory, and what it leaves for everything else;
+    `others` are (what, used, region size) of memories given arenas of their own."""
     parts = []
     if flash is not None:
         parts.append(_share("program", footprint.program, flash))
     if ram is not None:
         parts.append(_share("arenas", arena_bytes(footprint), ram))
+    parts += [f"{what} {used:,} B of {size:,} B" for what, used, size in others]
     rest = "; the rest holds Zephyr, the runtime, the kernels and the application"
     return f"{board}: " + ", ".join(parts) + (rest if parts else "no memory regions known")
 
