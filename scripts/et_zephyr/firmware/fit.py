@@ -98,7 +98,7 @@ def fit_summary(
     parts = []
     if flash is not None:
         parts.append(_share("program", footprint.program, flash))
-    if ram is not None:
+    if ram is not None and (arena_bytes(footprint) or not others):
         parts.append(_share("arenas", arena_bytes(footprint), ram))
     parts += [f"{what} {used:,} B of {size:,} B" for what, used, size in others]
     rest = "; the rest holds Zephyr, the runtime, the kernels and the application"
