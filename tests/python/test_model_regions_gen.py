@@ -29,7 +29,7 @@ def fast_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _generate(
-    export_dir: Path, out: Path, *regions: str, board: tuple[str, ...] = ()
+    export_dir: Path, out: Path, *regions: str, board: tuple[str, ...] = (), defaults=()
 ) -> subprocess.CompletedProcess:
     import executorch
 
@@ -41,6 +41,7 @@ def _generate(
         "--isa", "mve", "--cpu", "cortex-m55", "--scratch-kernel", "depthwise_conv_mve",
         "--scratch-kernel", "conv_mve", "--no-kernel-sources", "--out-dir", str(out),
         *(f"--region={region}" for region in regions), *board,
+        *(f"--default-region={region}" for region in defaults),
     ]  # fmt: skip
     return subprocess.run(command, capture_output=True, text=True)
 
@@ -129,3 +130,26 @@ def test_arenas_in_a_region_of_their_own_do_not_count_against_the_ram(
     assert "of 2,097,152 B flash (flash@8000000)" in summary
     assert "of 1,048,576 B RAM (memory@20000000)" in summary
     assert "arenas in ISRAM " in summary and "of 4,194,304 B" in summary
+
+
+def test_the_dtcm_by_default_only_where_the_arenas_fit_it(tmp_path: Path) -> None:
+    single = tmp_path / "single"
+    write_outputs(export(KWS_MODEL, ExportOptions(name="kws")), single)
+    dtcm = [f"{arena}=DTCM:{{size}}" for arena in ("planned1", "method", "temp")]
+    roomy = _generate(single, tmp_path / "roomy", defaults=[d.format(size=0x20000) for d in dtcm])
+    assert roomy.returncode == 0, roomy.stderr
+    source = (tmp_path / "roomy" / "kws_model.c").read_text()
+    assert source.count('section("DTCM.kws_') == 3
+    # Too small for them together: all stay in the main RAM, and the build says so.
+    tight = _generate(single, tmp_path / "tight", defaults=[d.format(size=0x1000) for d in dtcm])
+    assert tight.returncode == 0, tight.stderr
+    assert "do not fit the board's DTCM (4,096 B): they stay in the main RAM" in tight.stdout
+    assert 'section("DTCM' not in (tmp_path / "tight" / "kws_model.c").read_text()
+    # A region Kconfig names is kept, and still checked.
+    named = _generate(
+        single,
+        tmp_path / "named",
+        "method=SRAM:0x10",
+        defaults=[d.format(size=0x1000) for d in dtcm],
+    )
+    assert named.returncode != 0 and "memory region SRAM has 16 bytes" in named.stderr

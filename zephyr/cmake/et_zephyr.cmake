@@ -249,14 +249,17 @@ function(et_zephyr_region_arg arena list_var)
   math(EXPR _index "${_index} + 1")
   list(GET _symbols ${_index} _symbol)
   set(_label "${CONFIG_ET_ZEPHYR_${_symbol}}")
+  set(_option --region)
   if(_label STREQUAL "")
     # With a DTCM apart from the main RAM, every arena but --fast-arena's second buffer
-    # (the rest, meant for the large RAM) goes there (CONFIG_ET_ZEPHYR_ARENAS_IN_DTCM).
+    # (the rest, meant for the large RAM) goes there where they fit it
+    # (CONFIG_ET_ZEPHYR_ARENAS_IN_DTCM; the generator checks the fit).
     if(NOT CONFIG_ET_ZEPHYR_ARENAS_IN_DTCM OR arena STREQUAL "planned2")
       return()
     endif()
     dt_chosen(_node PROPERTY "zephyr,dtcm")
     set(_label "(the chosen zephyr,dtcm)")
+    set(_option --default-region)
   else()
     dt_nodelabel(_node NODELABEL ${_label})
   endif()
@@ -274,7 +277,7 @@ function(et_zephyr_region_arg arena list_var)
     message(FATAL_ERROR "et-zephyr: CONFIG_ET_ZEPHYR_${_symbol}=\"${_label}\": ${_node} is not "
                         "a \"zephyr,memory-region\" node with a size")
   endif()
-  set(${list_var} ${${list_var}} "--region=${arena}=${_region}:${_size}" PARENT_SCOPE)
+  set(${list_var} ${${list_var}} "${_option}=${arena}=${_region}:${_size}" PARENT_SCOPE)
 endfunction()
 
 # In et_zephyr_add_model: lib/src/kernels/<source> as the kernel of cortex_m::<op>.out,

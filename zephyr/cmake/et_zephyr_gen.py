@@ -584,6 +584,28 @@ def check_regions(regions: dict[str, Region], placed: dict[str, int]) -> None:
             )
 
 
+def chosen_regions(args: argparse.Namespace, placed: dict[str, int]) -> dict[str, Region]:
+    """The regions the arenas go to: those Kconfig names, and the board's DTCM by default
+    (CONFIG_ET_ZEPHYR_ARENAS_IN_DTCM) where the arenas fit it; where they do not, they stay
+    in the main RAM, which is said."""
+    regions: dict[str, Region] = dict(args.region)
+    defaults = {arena: r for arena, r in args.default_region if arena not in regions}
+    if defaults:
+        try:
+            check_regions(regions | defaults, placed)
+            return regions | defaults
+        except GenError:
+            region = next(iter(defaults.values()))
+            need = sum(aligned16(s) for k, s in placed.items() if region_of(defaults, k))
+            print(
+                f"et-zephyr: note: the arenas ({need:,} B) do not fit the board's "
+                f"{region.section} ({region.size:,} B): they stay in the main RAM "
+                "(et-export --fast-arena BYTES puts the largest activations there)"
+            )
+    check_regions(regions, placed)
+    return regions
+
+
 def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) -> None:
     name = args.name
     out = args.out_dir
@@ -639,7 +661,6 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
     out_types, n_out_types = dtypes(manifest.get("outputs", [])) if manifest else ("NULL", 0)
     in_q, n_in = quant(manifest.get("inputs", [])) if manifest else ("NULL", 0)
     out_q, n_out = quant(manifest.get("outputs", [])) if manifest else ("NULL", 0)
-    regions: dict[str, Region] = dict(args.region)
     # Several planned buffers (et-export --fast-arena): one array each, in its own region.
     buffers = planned if len(planned) > 1 else []
     if buffers:
@@ -647,7 +668,7 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
     else:
         placed = {"planned": planned_size}
     placed |= {"method": method_size, "temp": temp_size}
-    check_regions(regions, placed)
+    regions = chosen_regions(args, placed)
     check_board_fit(args, size, placed, regions)
 
     def arena(kind: str, size_: int) -> str:
@@ -830,6 +851,15 @@ def main(argv: list[str] | None = None) -> int:
         metavar="ARENA=SECTION:SIZE",
         help="place an arena (planned1, planned2, method, temp) in a devicetree memory "
         "region's linker section of SIZE bytes",
+    )
+    p.add_argument(
+        "--default-region",
+        type=parse_region,
+        action="append",
+        default=[],
+        metavar="ARENA=SECTION:SIZE",
+        help="as --region, for an arena Kconfig places nowhere: taken only when the arenas "
+        "given such regions fit them (the board's DTCM, CONFIG_ET_ZEPHYR_ARENAS_IN_DTCM)",
     )
     p.add_argument("--planned-arena", type=int, default=0)
     p.add_argument("--method-arena", type=int, default=0)
