@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Recurrent keyword models (nn.GRU, nn.LSTM over MFCC frames), for the device = host tests.
+"""Recurrent keyword models (nn.GRU, nn.LSTM, nn.RNN over MFCC frames, one direction or
+both), for the device = host tests.
 
 Each factory returns (model, example input, calibration samples): frames of 10 MFCC
 coefficients into a GRU or LSTM, the last step's hidden state into a 12-class linear.
@@ -13,10 +14,14 @@ from torch import nn
 
 
 class RecurrentKws(nn.Module):
-    def __init__(self, cell: type[nn.Module], hidden: int, layers: int) -> None:
+    def __init__(
+        self, cell: type[nn.Module], hidden: int, layers: int, bidirectional: bool = False
+    ) -> None:
         super().__init__()
-        self.recurrent = cell(10, hidden, num_layers=layers, batch_first=True)
-        self.head = nn.Linear(hidden, 12)
+        self.recurrent = cell(
+            10, hidden, num_layers=layers, batch_first=True, bidirectional=bidirectional
+        )
+        self.head = nn.Linear(hidden * (2 if bidirectional else 1), 12)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         steps, _ = self.recurrent(x)
@@ -57,3 +62,15 @@ def lstm_kws() -> tuple:
     """One LSTM layer of 32 over KWS's 49 frames."""
     torch.manual_seed(0)
     return _bundle(RecurrentKws(nn.LSTM, 32, 1), 49)
+
+
+def bigru2() -> tuple:
+    """Two bidirectional GRU layers of 16 over 8 frames."""
+    torch.manual_seed(0)
+    return _bundle(RecurrentKws(nn.GRU, 16, 2, bidirectional=True), 8)
+
+
+def birnn() -> tuple:
+    """A bidirectional nn.RNN (tanh) of 24 over 12 frames."""
+    torch.manual_seed(0)
+    return _bundle(RecurrentKws(nn.RNN, 24, 1, bidirectional=True), 12)

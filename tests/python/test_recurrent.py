@@ -35,34 +35,89 @@ class Sequence(nn.Module):
         return self.cell(x, tuple(state) if len(state) > 1 else state[0])
 
 
-@pytest.mark.parametrize("kind", ["gru", "lstm"])
+_LAYERS = {"gru": nn.GRU, "lstm": nn.LSTM, "rnn_tanh": nn.RNN}
+
+
+@pytest.mark.parametrize("kind", list(_LAYERS))
 @pytest.mark.parametrize("layers", [1, 2])
 @pytest.mark.parametrize("batch_first", [True, False])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("with_state", [False, True])
-def test_the_unrolled_steps_compute_the_layer(kind, layers, batch_first, bias, with_state) -> None:
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_the_unrolled_steps_compute_the_layer(
+    kind, layers, batch_first, bias, with_state, bidirectional
+) -> None:
     torch.manual_seed(layers)
-    cell = {"gru": nn.GRU, "lstm": nn.LSTM}[kind](
-        5, 7, num_layers=layers, batch_first=batch_first, bias=bias
+    cell = _LAYERS[kind](
+        5, 7, num_layers=layers, batch_first=batch_first, bias=bias, bidirectional=bidirectional
     )
     x = torch.randn(2, 6, 5) if batch_first else torch.randn(6, 2, 5)
-    states = [torch.randn(layers, 2, 7) for _ in range(2 if kind == "lstm" else 1)]
+    directions = 2 if bidirectional else 1
+    states = [torch.randn(layers * directions, 2, 7) for _ in range(2 if kind == "lstm" else 1)]
     inputs = (x, *states) if with_state else (x,)
     model = Sequence(cell, with_state).eval()
     graph = pipeline.capture_graph(model, inputs)
     assert unroll_recurrent(graph) == 1
     targets = {str(n.target) for n in graph.graph.nodes if n.op == "call_function"}
-    assert not any("gru" in t or "lstm" in t for t in targets)
+    assert not any(name in t for t in targets for name in ("gru", "lstm", "rnn_"))
     with torch.no_grad():
         expected = model(*inputs)
         got = graph(*inputs)
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_bidirectional_layers_stay_whole() -> None:
-    model = Sequence(nn.GRU(5, 7, bidirectional=True, batch_first=True), False).eval()
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: nn.LSTM(5, 7, proj_size=3, batch_first=True),
+        lambda: nn.RNN(5, 7, batch_first=True, nonlinearity="relu"),
+    ],
+    ids=["lstm_proj", "rnn_relu"],
+)
+def test_projections_and_relu_rnns_stay_whole(layer) -> None:
+    model = Sequence(layer(), False).eval()
     graph = pipeline.capture_graph(model, (torch.randn(1, 4, 5),))
     assert unroll_recurrent(graph) == 0
+
+
+class _Last(nn.Module):
+    def __init__(self, layer: nn.Module, classes: int = 4) -> None:
+        super().__init__()
+        self.layer = layer
+        width = layer.hidden_size * (2 if layer.bidirectional else 1)
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.layer(x)[0][:, -1])
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: nn.GRU(10, 16, batch_first=True, bidirectional=True),
+        lambda: nn.LSTM(10, 12, num_layers=2, batch_first=True, bidirectional=True),
+        lambda: nn.RNN(10, 16, batch_first=True),
+        lambda: nn.RNN(10, 16, num_layers=2, batch_first=True, bidirectional=True),
+    ],
+    ids=["bigru", "bilstm2", "rnn", "birnn2"],
+)
+@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m4", "cortex-m55"])
+def test_bidirectional_and_plain_rnns_run_every_operator_in_integers(layer, target) -> None:
+    torch.manual_seed(0)
+    model = _Last(layer()).eval()
+    generator = torch.Generator().manual_seed(1)
+    samples = [(torch.randn(1, 8, 10, generator=generator),) for _ in range(16)]
+    artifacts = api.export(
+        ModelBundle(model, samples[0], samples), api.ExportOptions(target=target, name="model")
+    )
+    operators = artifacts.manifest["operators"]
+    floats = {op for op, s in operators.items() if s["runs_on"] == "portable"}
+    assert floats <= BYTE_COPIES
+    macs = artifacts.manifest["macs"]
+    assert macs["cmsis_nn"] == macs["total"] > 0
+    agreement = artifacts.manifest["agreement"]
+    assert agreement["top1_vs_fake_quant"] == 1.0
+    assert agreement["max_steps_vs_fake_quant"] <= 2
 
 
 @pytest.mark.parametrize("factory", ["gru", "gru2", "lstm", "lstm2"])

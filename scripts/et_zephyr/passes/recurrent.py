@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""nn.GRU and nn.LSTM unrolled into the operators the Cortex-M quantizer annotates.
+"""nn.GRU, nn.LSTM and nn.RNN unrolled into the operators the Cortex-M quantizer annotates.
 
-torch.export captures a recurrent layer as one aten.gru / aten.lstm, which the quantizer
+torch.export captures a recurrent layer as one aten.gru / aten.lstm / aten.rnn_tanh,
+which the quantizer
 does not annotate and to_edge unrolls into float addmm, sigmoid, tanh and mul on
 portable kernels. Unrolled here, before quantization, each time step is linears,
 adds, muls, sigmoids and tanhs, all quantized: the input projection of the first layer
@@ -10,8 +11,11 @@ update gate interpolates as sigmoid(-a) * n + sigmoid(a) * h (1 - sigmoid(a) is
 sigmoid(-a)); the negation becomes a lookup table. A layer's outputs are stacked only
 if the model reads more than single steps of them (`y[:, -1]` reads the last h).
 
-Batch-first or not, one or more layers, with or without biases; bidirectional layers
-and projections (proj_size) stay whole.
+Batch-first or not, one or more layers, with or without biases, one direction or both
+(the reverse direction runs over the steps from the last; each step's output is the two
+directions' h side by side, as PyTorch's); projections (proj_size) and nn.RNN with
+nonlinearity="relu" stay whole (its first step's ReLU would follow no layer the
+quantizer fuses it into).
 """
 
 from __future__ import annotations
@@ -25,8 +29,12 @@ from torch.fx import GraphModule, Node
 from .fx_nodes import call, constant
 
 aten = torch.ops.aten
-_RECURRENT = {aten.gru.input: "gru", aten.lstm.input: "lstm"}
-_GATES = {"gru": 3, "lstm": 4}
+_RECURRENT = {
+    aten.gru.input: "gru",
+    aten.lstm.input: "lstm",
+    aten.rnn_tanh.input: "rnn_tanh",
+}
+_GATES = {"gru": 3, "lstm": 4, "rnn_tanh": 1}
 
 
 @dataclass
@@ -42,7 +50,7 @@ class _Layer:
 
 
 def unroll_recurrent(graph: GraphModule) -> int:
-    """Each unidirectional aten.gru / aten.lstm becomes its time steps. Returns how many."""
+    """Each aten.gru / aten.lstm / aten.rnn_tanh becomes its time steps. Returns how many."""
     changed = 0
     for node in list(graph.graph.nodes):
         kind = _RECURRENT.get(node.target) if node.op == "call_function" else None
@@ -59,8 +67,8 @@ def unroll_recurrent(graph: GraphModule) -> int:
 
 def _supported(node: Node, kind: str) -> bool:
     x, _, params, has_biases, layers, _, _, bidirectional, _ = node.args
-    per_layer = 4 if has_biases else 2
-    if bidirectional or len(params) != per_layer * layers:
+    per_layer = (4 if has_biases else 2) * (2 if bidirectional else 1)
+    if len(params) != per_layer * layers:
         return False  # proj_size adds a weight per layer
     if any(p.op != "get_attr" for p in params):
         return False
@@ -87,34 +95,61 @@ class _Unroller:
         return constant(self.graph, self.node, name, value)
 
     def run(self) -> tuple[list[Node], list[list[Node]]]:
-        x, _, params, has_biases, layers, _, _, _, batch_first = self.node.args
+        x, _, params, has_biases, layers, _, _, bidirectional, batch_first = self.node.args
+        directions = 2 if bidirectional else 1
         time_dim = 1 if batch_first else 0
         steps = x.meta["val"].shape[time_dim]
-        finals: list[list[Node]] = []
-        inputs: list[Node] | None = None  # the layer below's h of each step
+        finals: list[list[Node]] = []  # per layer and direction, as PyTorch stacks them
+        inputs: list[Node] | None = None  # the layer below's output of each step
         for index in range(layers):
-            layer = self._layer(params, index, has_biases)
-            if inputs is None:
-                projected = self.op(aten.linear.default, x, layer.weight_ih, layer.bias_ih)
-                step_inputs = [
-                    self.op(aten.select.int, projected, time_dim, t) for t in range(steps)
-                ]
+            per_direction = []
+            for direction in range(directions):
+                flat = index * directions + direction
+                outputs, states = self._direction(x, inputs, params, flat, has_biases, time_dim)
+                if direction:
+                    outputs.reverse()
+                per_direction.append(outputs)
+                finals.append(states)
+            if directions == 1:
+                inputs = per_direction[0]
             else:
-                step_inputs = [
-                    self.op(aten.linear.default, h, layer.weight_ih, layer.bias_ih) for h in inputs
-                ]
-            states: list[Node] | None = None
-            if not self.zero_state:
-                states = [self.op(aten.select.int, state, 0, index) for state in self.initial]
-            outputs = []
-            for projected_input in step_inputs:
-                states = self._step(projected_input, layer, states)
-                outputs.append(states[0])
-            assert states is not None
-            finals.append(states)
-            inputs = outputs
+                inputs = [self.op(aten.cat.default, list(pair), -1) for pair in zip(*per_direction)]
+            assert len(inputs) == steps
         assert inputs is not None
         return inputs, finals
+
+    def _direction(
+        self,
+        x: Node,
+        inputs: list[Node] | None,
+        params: list[Node],
+        flat: int,
+        has_biases: bool,
+        time_dim: int,
+    ) -> tuple[list[Node], list[Node]]:
+        """One direction of one layer (`flat` = layer * directions + direction): its h of
+        each step in the order it runs them, and its final states."""
+        layer = self._layer(params, flat, has_biases)
+        reverse = bool(self.node.args[7]) and flat % 2 == 1
+        if inputs is None:
+            projected = self.op(aten.linear.default, x, layer.weight_ih, layer.bias_ih)
+            steps = x.meta["val"].shape[time_dim]
+            step_inputs = [self.op(aten.select.int, projected, time_dim, t) for t in range(steps)]
+        else:
+            step_inputs = [
+                self.op(aten.linear.default, h, layer.weight_ih, layer.bias_ih) for h in inputs
+            ]
+        if reverse:
+            step_inputs.reverse()
+        states: list[Node] | None = None
+        if not self.zero_state:
+            states = [self.op(aten.select.int, state, 0, flat) for state in self.initial]
+        outputs = []
+        for projected_input in step_inputs:
+            states = self._step(projected_input, layer, states)
+            outputs.append(states[0])
+        assert states is not None
+        return outputs, states
 
     def _layer(self, params: list[Node], index: int, has_biases: bool) -> _Layer:
         if not has_biases:
@@ -122,12 +157,13 @@ class _Unroller:
         weight_ih, weight_hh, bias_ih, bias_hh = params[4 * index : 4 * index + 4]
         b_ih, b_hh = (self.graph.get_parameter(b.target) for b in (bias_ih, bias_hh))
         # The recurrent bias adds to the input's wherever no gate multiplies it: all of
-        # LSTM's, GRU's reset and update parts (its candidate part is scaled by the reset).
+        # LSTM's and RNN's, GRU's reset and update parts (its candidate part is scaled by
+        # the reset).
         merged = b_hh.clone()
         if self.kind == "gru":
             merged[2 * self.hidden :] = 0
         bias = self.constant(f"l{index}_bias", b_ih + merged)
-        if self.kind == "lstm":
+        if self.kind != "gru":
             return _Layer(weight_ih, weight_hh, bias, None, None)
         remaining = torch.zeros_like(b_hh)
         remaining[2 * self.hidden :] = b_hh[2 * self.hidden :]
@@ -144,6 +180,9 @@ class _Unroller:
         recurrent = None
         if states is not None:
             recurrent = self.op(aten.linear.default, states[0], layer.weight_hh, layer.bias_hh)
+        if self.kind == "rnn_tanh":
+            total = x if recurrent is None else self.op(aten.add.Tensor, x, recurrent)
+            return [self.op(aten.tanh.default, total)]
         if self.kind == "lstm":
             total = x if recurrent is None else self.op(aten.add.Tensor, x, recurrent)
             i, f, g, o = self._split(total, gates)
@@ -200,7 +239,8 @@ def _replace_uses(
                     sequence = sequence or call(graph, node, aten.stack.default, outputs, time_dim)
                 user.replace_all_uses_with(sequence)
         else:
-            # The final states: GRU's h, LSTM's h then c, each stacked over the layers.
+            # The final states: GRU's and RNN's h, LSTM's h then c, each stacked over the
+            # layers and directions.
             with graph.graph.inserting_before(node):
                 states = [layer[index - 1] for layer in finals]
                 stacked = call(graph, node, aten.stack.default, states, 0)
