@@ -145,14 +145,16 @@ class Fit:
 
 def build_fit(model: str, board: str, build_dir: Path, workspace: Path, args) -> Fit:
     fit = Fit(model.rpartition(":")[2], board)
+    failure = None
     try:
         build(model, board, build_dir, workspace, args.cmake_arg)
     except ExportError as error:
-        log = build_dir.with_name(build_dir.name + ".build.log").read_text(errors="replace")
-        early = _DOES_NOT_FIT.search(log)
-        fit.problem = early.group(1) if early else str(error)
-        return fit
+        failure = str(error)
     log = build_dir.with_name(build_dir.name + ".build.log").read_text(errors="replace")
+    if failure is not None:
+        early = _DOES_NOT_FIT.search(log)
+        fit.problem = early.group(1) if early else failure
+        return fit
     for name, used, used_unit, size, size_unit in _REGION.findall(log):
         if int(used):
             fit.regions[name] = (int(used) * _UNITS[used_unit], int(size) * _UNITS[size_unit])

@@ -80,6 +80,19 @@ def test_projections_and_relu_rnns_stay_whole(layer) -> None:
     assert unroll_recurrent(graph) == 0
 
 
+def _assert_all_integer(artifacts) -> None:
+    """Every MAC on CMSIS-NN, nothing but byte copies on portable kernels, and the INT8
+    program within 2 steps of fake-quant."""
+    operators = artifacts.manifest["operators"]
+    floats = {op for op, s in operators.items() if s["runs_on"] == "portable"}
+    assert floats <= BYTE_COPIES
+    macs = artifacts.manifest["macs"]
+    assert macs["cmsis_nn"] == macs["total"] > 0
+    agreement = artifacts.manifest["agreement"]
+    assert agreement["top1_vs_fake_quant"] == 1.0
+    assert agreement["max_steps_vs_fake_quant"] <= 2
+
+
 class _Last(nn.Module):
     def __init__(self, layer: nn.Module, classes: int = 4) -> None:
         super().__init__()
@@ -110,14 +123,7 @@ def test_bidirectional_and_plain_rnns_run_every_operator_in_integers(layer, targ
     artifacts = api.export(
         ModelBundle(model, samples[0], samples), api.ExportOptions(target=target, name="model")
     )
-    operators = artifacts.manifest["operators"]
-    floats = {op for op, s in operators.items() if s["runs_on"] == "portable"}
-    assert floats <= BYTE_COPIES
-    macs = artifacts.manifest["macs"]
-    assert macs["cmsis_nn"] == macs["total"] > 0
-    agreement = artifacts.manifest["agreement"]
-    assert agreement["top1_vs_fake_quant"] == 1.0
-    assert agreement["max_steps_vs_fake_quant"] <= 2
+    _assert_all_integer(artifacts)
 
 
 @pytest.mark.parametrize("factory", ["gru", "gru2", "lstm", "lstm2"])
@@ -127,14 +133,7 @@ def test_keyword_models_run_every_operator_in_integers(factory: str, target: str
     artifacts = api.export(
         ModelBundle(model, example, samples), api.ExportOptions(target=target, name="model")
     )
-    operators = artifacts.manifest["operators"]
-    floats = {op for op, s in operators.items() if s["runs_on"] == "portable"}
-    assert floats <= BYTE_COPIES
-    macs = artifacts.manifest["macs"]
-    assert macs["cmsis_nn"] == macs["total"] > 0
-    agreement = artifacts.manifest["agreement"]
-    assert agreement["top1_vs_fake_quant"] == 1.0
-    assert agreement["max_steps_vs_fake_quant"] <= 2
+    _assert_all_integer(artifacts)
 
 
 def test_a_quantizable_lstm_with_zero_states_lowers() -> None:
