@@ -169,6 +169,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "their float rounding on the device may differ from the host reference's",
     )
     parser.add_argument(
+        "--unroll-recurrent",
+        action="store_true",
+        help="run every nn.LSTM as its time steps (quantized linears, adds, muls and tables) "
+        "instead of one CMSIS-NN arm_lstm_unidirectional_s8 call a layer; the program and the "
+        "arena then grow with the number of steps. LSTMs the kernel cannot run (both "
+        "directions, proj_size, an initial state given, the final cell state read) are "
+        "unrolled either way",
+    )
+    parser.add_argument(
         "--board",
         metavar="BOARD",
         help="check that the program fits BOARD's flash and the arenas its RAM (the "
@@ -230,6 +239,7 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         fast_arena=args.fast_arena,
         kernels=args.kernels,
         float_ops=args.float_ops,
+        unroll_recurrent=args.unroll_recurrent,
         progress=calibration_progress,
         warn=warn,
     )

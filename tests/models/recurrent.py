@@ -5,6 +5,8 @@ both), for the device = host tests.
 Each factory returns (model, example input, calibration samples): frames of 10 MFCC
 coefficients into a GRU or LSTM, the last step's hidden state into a 12-class linear.
 The short ones fit qemu_cortex_m3's 64 KB of RAM; `lstm_kws` runs KWS's 49 frames.
+`lstm_tagger` (time-major, every step read) and `lstm_final_state` (several sequences,
+h_n read) cover the whole-layer kernel's other forms.
 """
 
 from __future__ import annotations
@@ -62,6 +64,49 @@ def lstm_kws() -> tuple:
     """One LSTM layer of 32 over KWS's 49 frames."""
     torch.manual_seed(0)
     return _bundle(RecurrentKws(nn.LSTM, 32, 1), 49)
+
+
+class Tagger(nn.Module):
+    """A label for every frame of two sequences at once, time-major: the whole output
+    sequence of a two-layer LSTM into a linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recurrent = nn.LSTM(10, 20, num_layers=2)
+        self.head = nn.Linear(20, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        steps, _ = self.recurrent(x)
+        return self.head(steps)
+
+
+def lstm_tagger() -> tuple:
+    """Two LSTM layers of 20, time-major, over 10 frames of 2 sequences, every step read."""
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(1)
+    samples = [(torch.randn(10, 2, 10, generator=generator),) for _ in range(24)]
+    return Tagger().eval(), samples[0], samples
+
+
+class FinalState(nn.Module):
+    """The final hidden state (h_n) of a batch-first LSTM over 3 sequences into a linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recurrent = nn.LSTM(10, 24, batch_first=True, bias=False)
+        self.head = nn.Linear(24, 12)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _, (h, _) = self.recurrent(x)
+        return self.head(h[-1])
+
+
+def lstm_final_state() -> tuple:
+    """One LSTM layer of 24 without biases over 16 frames of 3 sequences, read by h_n."""
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(1)
+    samples = [(torch.randn(3, 16, 10, generator=generator),) for _ in range(24)]
+    return FinalState().eval(), samples[0], samples
 
 
 def bigru2() -> tuple:

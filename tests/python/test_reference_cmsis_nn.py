@@ -21,6 +21,7 @@ import pytest
 import torch
 from et_zephyr import reference
 from et_zephyr.passes.transpose_conv_rows import direct_kernel_misplaces_rows
+from et_zephyr.reference import lstm
 
 CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
 pytestmark = pytest.mark.skipif(
@@ -520,3 +521,69 @@ def _transpose_convolution(oracle, shape, padding: tuple[int, int]) -> None:
         == 0
     )
     assert _nhwc_bytes(actual) == expected.tobytes()
+
+
+@pytest.mark.parametrize("left_shift", [-15, -3, -1, 0, 1, 5])
+@pytest.mark.parametrize("kind", ["sigmoid", "tanh"])
+def test_activation_s16(oracle, kind, left_shift) -> None:
+    # Every int16 value: the table's ends, its saturation and both signs.
+    values = np.arange(-32768, 32768, dtype=np.int16)
+    expected = np.zeros_like(values)
+    assert (
+        _call(
+            oracle.oracle_activation_s16, values, values.size, left_shift, kind == "tanh", expected
+        )
+        == 0
+    )
+    actual = lstm.activation_s16(torch.from_numpy(values), left_shift, kind)
+    np.testing.assert_array_equal(actual.numpy(), expected)
+
+
+LSTM_SHAPES = [
+    # batch, steps, input size, hidden size, time major
+    (1, 49, 10, 32, 0),
+    (2, 7, 3, 5, 1),
+    (3, 4, 17, 9, 0),
+    (1, 1, 1, 1, 1),
+    (2, 11, 33, 64, 1),
+]
+
+
+@pytest.mark.parametrize("shape", LSTM_SHAPES)
+@pytest.mark.parametrize("saturating", [False, True], ids=["realistic", "saturating"])
+def test_lstm(oracle, shape, saturating) -> None:
+    batch, steps, input_size, hidden, time_major = shape
+    generator = np.random.default_rng(hash(shape) % 1000 + saturating)
+    x = _int8(generator, *((steps, batch) if time_major else (batch, steps)), input_size)
+    weights = torch.randn(4 * hidden, input_size) * (3 if saturating else 0.4)
+    recurrent = torch.randn(4 * hidden, hidden) * (3 if saturating else 0.4)
+    bias = torch.randn(4 * hidden)
+    # A saturating layer's cell state grows past its calibrated range, and its gates past
+    # Q3.12's.
+    power = lstm.cell_scale_power(0.5 if saturating else 4.0)
+    params = lstm.parameters(weights, recurrent, bias, 0.05, -3, 1 / 128, 5, power)
+    expected = np.zeros(x.shape[:2] + (hidden,), dtype=np.int8)
+    operands = [
+        params.input_weights.numpy().copy(),
+        params.hidden_weights.numpy().copy(),
+        params.input_biases.numpy().copy(),
+        params.hidden_biases.numpy().copy(),
+        params.gate_scales.numpy().copy(),
+        params.state_scales.numpy().copy(),
+    ]
+    geometry = (batch, steps, input_size, hidden, time_major)
+    assert _call(oracle.oracle_lstm, x, *geometry, *operands, 5, power, expected) == 0
+    actual = lstm.lstm(
+        torch.from_numpy(x),
+        params.input_weights,
+        params.hidden_weights,
+        params.input_biases,
+        params.hidden_biases,
+        params.gate_scales,
+        params.state_scales,
+        5,
+        power,
+        batch_first=not time_major,
+    )
+    np.testing.assert_array_equal(actual.numpy(), expected)
+    assert expected.size < 8 or len(np.unique(expected)) > 2  # the outputs move

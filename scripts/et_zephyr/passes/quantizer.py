@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""ExecuTorch's CortexMQuantizer, with resizing and channel shuffles kept in INT8 and
-softmaxes over channels-last channels taken.
+"""ExecuTorch's CortexMQuantizer, with resizing and channel shuffles kept in INT8,
+softmaxes over channels-last channels taken, and whole LSTM layers' inputs and outputs
+quantized.
 
 A nearest resize only copies elements, and a bilinear one takes weighted means whose
 weights sum to one: their outputs can share their input's quantization parameters, as
@@ -8,6 +9,10 @@ a slice or a concatenation does. Upstream's list of such operators
 (SharedQspecQuantizer) lacks them, and every U-Net or YOLO neck then dequantizes,
 resizes in float and quantizes again. The portable kernel resizes int8 tensors nearest
 in either layout; bilinear ones run on et-zephyr's kernel (passes/resize_kernels.py).
+
+A whole LSTM layer (passes/recurrent_layers.py) quantizes its weights itself when it is
+lowered (per gate, as arm_lstm_unidirectional_s8 takes them): only its input and output
+are annotated here.
 
 The quantizer's own graph passes retrace the model, so the softmaxes' layout
 (passes/channel_softmax.py) is set after them, before annotation.
@@ -17,11 +22,18 @@ from __future__ import annotations
 
 import torch
 from executorch.backends.arm.quantizer.arm_quantizer_utils import SharedQspecQuantizer
-from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
+from executorch.backends.cortex_m.quantizer.quantization_configs import INT8_PER_TENSOR_CONFIG
+from executorch.backends.cortex_m.quantizer.quantizer import (
+    CortexMQuantizer,
+    mark_node_as_annotated,
+)
+from executorch.backends.cortex_m.quantizer_reporter import QuantizerInfo, QuantizerReporterUser
 from torch.fx import GraphModule
+from torchao.quantization.pt2e.quantizer import Quantizer
 
 from ..reference import own_ops  # noqa: F401  (defines et_zephyr::channel_shuffle)
 from .channel_softmax import softmax_in_input_layout
+from .recurrent_layers import WHOLE_LSTM
 
 _aten = torch.ops.aten
 # Operators whose outputs are their inputs' elements, or weighted means of them with
@@ -36,14 +48,41 @@ SHARE_INPUT_PARAMETERS = (
 )
 
 
+class WholeLstmQuantizer(Quantizer, QuantizerReporterUser):
+    """INT8 per-tensor input and output for each et_zephyr::lstm."""
+
+    def __init__(self) -> None:
+        Quantizer.__init__(self)
+        QuantizerReporterUser.__init__(self)
+
+    def annotate(self, model: GraphModule) -> GraphModule:
+        for node in model.graph.nodes:
+            if node.op != "call_function" or node.target != WHOLE_LSTM:
+                continue
+            input_spec = INT8_PER_TENSOR_CONFIG.get_input_act_qspec()
+            output_spec = INT8_PER_TENSOR_CONFIG.get_output_act_qspec()
+            mark_node_as_annotated(node, {node.args[0]: input_spec}, output_spec, True)
+            self.report_accept([node])
+        return model
+
+    def get_quantizer_info(self) -> QuantizerInfo:
+        return QuantizerInfo(
+            type(self).__name__, str(WHOLE_LSTM), INT8_PER_TENSOR_CONFIG.label or "", __name__
+        )
+
+    def validate(self, model: GraphModule) -> None:
+        return None
+
+
 class EtZephyrQuantizer(CortexMQuantizer):
-    """CortexMQuantizer whose shared-parameter operators include nearest resizing and
-    whose softmaxes over channels-last channels keep that layout."""
+    """CortexMQuantizer whose shared-parameter operators include nearest resizing, whose
+    softmaxes over channels-last channels keep that layout and which quantizes whole LSTM
+    layers' edges."""
 
     def __init__(self) -> None:
         super().__init__()
         targets = list(SharedQspecQuantizer.SHARED_QSPEC_OPS_DEFAULT) + list(SHARE_INPUT_PARAMETERS)
-        self.quantizers = [
+        self.quantizers = [WholeLstmQuantizer()] + [
             SharedQspecQuantizer(targets) if isinstance(q, SharedQspecQuantizer) else q
             for q in self.quantizers
         ]

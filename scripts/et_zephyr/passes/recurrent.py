@@ -230,7 +230,7 @@ def _replace_uses(
         index = user.args[1]
         if index == 0:
             for reader in list(user.users):
-                step = _single_step(reader, time_dim, len(outputs))
+                step = single_step(reader, time_dim, len(outputs))
                 if step is not None:
                     reader.replace_all_uses_with(outputs[step])
                     graph.graph.erase_node(reader)
@@ -251,7 +251,7 @@ def _replace_uses(
         graph.graph.erase_node(node)
 
 
-def _single_step(reader: Node, time_dim: int, steps: int) -> int | None:
+def single_step(reader: Node, time_dim: int, steps: int) -> int | None:
     """The step a `select(y, time_dim, t)` reads, or None for any other reader."""
     if reader.op != "call_function" or reader.target != aten.select.int:
         return None

@@ -13,7 +13,7 @@ import torch
 from executorch.exir.tensor import dim_order_from_stride
 from torch.library import Library, impl, register_fake
 
-from . import layer_norm, pooling, resize
+from . import layer_norm, lstm, pooling, resize
 from .dim_orders import with_dim_order
 
 NAMESPACE = "et_zephyr"
@@ -60,6 +60,25 @@ _AVG_POOL_ARGUMENTS = (
 _library.define(f"avg_pool2d_clipped({_AVG_POOL_ARGUMENTS}) -> Tensor")
 _library.define(f"avg_pool2d_clipped.out({_AVG_POOL_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
 
+# A whole LSTM layer in float, from a zero state: what passes/recurrent_layers.py makes of
+# nn.LSTM before quantization (the quantizer annotates its input and output only); its
+# output every step's h, or with last_step the last one's ([B, H]); the power of two of
+# its cell state's scale comes from calibration. No kernel: lowered to quantized_lstm.
+_library.define(
+    "lstm(Tensor input, Tensor weight_ih, Tensor weight_hh, Tensor? bias, bool batch_first, "
+    "bool last_step, int cell_scale_power) -> Tensor"
+)
+
+# The same layer in integers on arm_lstm_unidirectional_s8 (quantized_lstm.cpp;
+# reference/lstm.py); the scratch holds its two gate buffers and its cell state.
+_LSTM_ARGUMENTS = (
+    "Tensor input, Tensor input_weights, Tensor hidden_weights, Tensor input_biases, "
+    "Tensor hidden_biases, int[] gate_scales, int[] state_scales, int output_zero_point, "
+    "int cell_scale_power, bool batch_first, bool last_step, Tensor scratch"
+)
+_library.define(f"quantized_lstm({_LSTM_ARGUMENTS}) -> Tensor")
+_library.define(f"quantized_lstm.out({_LSTM_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
+
 # `namespace::name.overload` of each operator with a kernel in lib/src/kernels.
 KERNELS: frozenset[str] = frozenset(
     f"{NAMESPACE}::{name}.out"
@@ -70,6 +89,7 @@ KERNELS: frozenset[str] = frozenset(
         "channel_shuffle",
         "resize_bilinear",
         "avg_pool2d_clipped",
+        "quantized_lstm",
     )
 )
 
@@ -199,4 +219,73 @@ def _avg_pool2d_clipped(input: torch.Tensor, *args: object) -> torch.Tensor:
 @impl(_library, "avg_pool2d_clipped.out", "CompositeExplicitAutograd")  # type: ignore[misc]
 def _avg_pool2d_clipped_out(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
     out.copy_(pooling.avg_pool2d_clipped(input, *args))  # type: ignore[arg-type]
+    return out
+
+
+def _lstm_output_shape(
+    input: torch.Tensor, hidden_weights: torch.Tensor, batch_first: bool, last_step: bool
+) -> list[int]:
+    if last_step:
+        return [input.shape[0 if batch_first else 1], hidden_weights.shape[-1]]
+    return [*input.shape[:2], hidden_weights.shape[-1]]
+
+
+@register_fake(f"{NAMESPACE}::lstm")  # type: ignore[misc]
+def _lstm_fake(
+    input: torch.Tensor,
+    weight_ih: torch.Tensor,
+    weight_hh: torch.Tensor,
+    bias: torch.Tensor | None,
+    batch_first: bool,
+    last_step: bool,
+    cell_scale_power: int,
+) -> torch.Tensor:
+    return input.new_empty(_lstm_output_shape(input, weight_hh, batch_first, last_step))
+
+
+@impl(_library, "lstm", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _lstm(
+    input: torch.Tensor,
+    weight_ih: torch.Tensor,
+    weight_hh: torch.Tensor,
+    bias: torch.Tensor | None,
+    batch_first: bool,
+    last_step: bool,
+    cell_scale_power: int,
+) -> torch.Tensor:
+    output = lstm.float_lstm(input, weight_ih, weight_hh, bias, batch_first)[0]
+    return lstm.last_of(output, batch_first) if last_step else output
+
+
+@register_fake(f"{NAMESPACE}::quantized_lstm")  # type: ignore[misc]
+def _quantized_lstm_fake(
+    input: torch.Tensor, input_weights: torch.Tensor, hidden_weights: torch.Tensor, *args: object
+) -> torch.Tensor:
+    batch_first, last_step = args[-3], args[-2]
+    shape = _lstm_output_shape(input, hidden_weights, bool(batch_first), bool(last_step))
+    return input.new_empty(shape, dtype=torch.int8)
+
+
+def _quantized_lstm_values(input: torch.Tensor, *args: object) -> torch.Tensor:
+    *operands, gate_scales, state_scales, zero_point, power, batch_first, last_step, _ = args
+    output = lstm.lstm(
+        input,
+        *operands,  # type: ignore[arg-type]
+        torch.tensor(gate_scales, dtype=torch.int64).view(4, 4),
+        torch.tensor(state_scales, dtype=torch.int64),
+        zero_point,  # type: ignore[arg-type]
+        power,  # type: ignore[arg-type]
+        batch_first,  # type: ignore[arg-type]
+    )
+    return lstm.last_of(output, bool(batch_first)) if last_step else output
+
+
+@impl(_library, "quantized_lstm", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _quantized_lstm(input: torch.Tensor, *args: object) -> torch.Tensor:
+    return _quantized_lstm_values(input, *args)
+
+
+@impl(_library, "quantized_lstm.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _quantized_lstm_out(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(_quantized_lstm_values(input, *args))
     return out

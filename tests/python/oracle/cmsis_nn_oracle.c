@@ -161,3 +161,47 @@ int oracle_depthwise(const int8_t *in, const int8_t *weights, const int32_t *bia
     return arm_depthwise_conv_wrapper_s8(&ctx, &params, &quant, &input, in, &filter, weights,
                                          &bias_dims, bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
 }
+
+/* A whole int8 LSTM layer from a zero state, as lib/src/kernels/quantized_lstm.cpp calls it:
+ * weights [4, H, I] and [4, H, H], biases [4, H], gates in PyTorch's order (input, forget,
+ * cell, output), gate_scales [4, 4], state_scales [6]. */
+int oracle_lstm(const int8_t *in, int32_t batch, int32_t steps, int32_t input_size,
+                int32_t hidden_size, int32_t time_major, const int8_t *input_weights,
+                const int8_t *hidden_weights, const int32_t *input_biases,
+                const int32_t *hidden_biases, const int32_t *gate_scales,
+                const int32_t *state_scales, int32_t output_offset, int32_t cell_power,
+                int8_t *out) {
+    static int16_t temp1[4096], temp2[4096], cell[4096];
+    if (batch * hidden_size > 4096) {
+        return 1;
+    }
+    const arm_nn_activation_type activations[4] = {ARM_SIGMOID, ARM_SIGMOID, ARM_TANH,
+                                                   ARM_SIGMOID};
+    cmsis_nn_lstm_gate gates[4];
+    for (int g = 0; g < 4; g++) {
+        gates[g].input_multiplier = gate_scales[4 * g];
+        gates[g].input_shift = gate_scales[4 * g + 1];
+        gates[g].input_weights = input_weights + g * hidden_size * input_size;
+        gates[g].input_effective_bias = input_biases + g * hidden_size;
+        gates[g].hidden_multiplier = gate_scales[4 * g + 2];
+        gates[g].hidden_shift = gate_scales[4 * g + 3];
+        gates[g].hidden_weights = hidden_weights + g * hidden_size * hidden_size;
+        gates[g].hidden_effective_bias = hidden_biases + g * hidden_size;
+        gates[g].bias = NULL;
+        gates[g].activation_type = activations[g];
+    }
+    cmsis_nn_lstm_params params = {
+        time_major,       batch,           steps,           input_size,      hidden_size,
+        0,                state_scales[0], state_scales[1], state_scales[2], state_scales[3],
+        32767,            cell_power,      state_scales[4], state_scales[5], output_offset,
+        gates[1],         gates[0],        gates[2],        gates[3],
+    };
+    cmsis_nn_lstm_context buffers = {temp1, temp2, cell, NULL};
+    return arm_lstm_unidirectional_s8(in, out, &params, &buffers) != ARM_CMSIS_NN_SUCCESS;
+}
+
+int oracle_activation_s16(const int16_t *in, int32_t count, int32_t left_shift, int32_t tanh,
+                          int16_t *out) {
+    return arm_nn_activation_s16(in, out, count, left_shift, tanh ? ARM_TANH : ARM_SIGMOID) !=
+           ARM_CMSIS_NN_SUCCESS;
+}

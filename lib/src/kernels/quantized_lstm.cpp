@@ -1,0 +1,203 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * et_zephyr::quantized_lstm.out: a whole LSTM layer, every time step, on CMSIS-NN's
+ * arm_lstm_unidirectional_s8 (int8 input, output and weights, int16 gates and cell
+ * state), from a zero state. The program holds the layer's weights once, and the planned
+ * arena the input, the output and the scratch's three int16 vectors of batch x hidden
+ * values (two for the gates, one for the cell state). With last_step the output is the
+ * last step's h only ([B, H], where a model reads y[:, -1]): the steps run one by one on
+ * arm_nn_lstm_step_s8, each reading the h the one before wrote in the output (a step
+ * reads all of h before it writes it), so no other step's h is kept. Gates are in PyTorch's order
+ * (input, forget, cell, output); the parameters are et-export's
+ * (scripts/et_zephyr/reference/lstm.py, whose arithmetic is this kernel's).
+ */
+
+#include <stdint.h>
+#include <string.h>
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
+#include <executorch/runtime/kernel/kernel_runtime_context.h>
+
+#include "arm_nnfunctions.h"
+#include "arm_nnsupportfunctions.h"
+
+using executorch::runtime::Error;
+using executorch::runtime::is_contiguous_dim_order;
+using torch::executor::ArrayRef;
+using torch::executor::KernelRuntimeContext;
+using torch::executor::ScalarType;
+using torch::executor::Tensor;
+
+namespace {
+
+constexpr int64_t kGates = 4;
+constexpr size_t kGateScales = 4 * kGates; /* per gate: input and hidden multiplier, shift */
+constexpr size_t kStateScales = 6;         /* f * c, i * g, o * tanh(c): multiplier, shift */
+constexpr int32_t kScratchVectors = 3;     /* temp1, temp2, cell state */
+constexpr int32_t kCellClip = INT16_MAX;   /* PyTorch clips nothing */
+/* reference/lstm.py cell_scale_power: the cell's range within [2^-12, 2^8]. */
+constexpr int64_t kMinCellPower = -27;
+constexpr int64_t kMaxCellPower = -7;
+
+bool is_default_order(const Tensor &t) {
+    return is_contiguous_dim_order(t.dim_order().data(), t.dim());
+}
+
+bool has_shape(const Tensor &t, ScalarType type, int64_t d0, int64_t d1, int64_t d2) {
+    return t.scalar_type() == type && t.dim() == 3 && t.size(0) == d0 && t.size(1) == d1 &&
+           t.size(2) == d2 && is_default_order(t);
+}
+
+bool valid_scales(ArrayRef<int64_t> scales, size_t count) {
+    if (scales.size() != count) {
+        return false;
+    }
+    for (size_t k = 0; k < count; k += 2) {
+        if (scales[k] < 0 || scales[k] > INT32_MAX || scales[k + 1] < -31 || scales[k + 1] > 31) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool valid_output(const Tensor &input, int64_t hidden, bool batch_first, bool last_step,
+                  const Tensor &out) {
+    if (!last_step) {
+        return has_shape(out, ScalarType::Char, input.size(0), input.size(1), hidden);
+    }
+    return out.scalar_type() == ScalarType::Char && out.dim() == 2 &&
+           out.size(0) == input.size(batch_first ? 0 : 1) && out.size(1) == hidden &&
+           is_default_order(out);
+}
+
+bool valid(const Tensor &input, const Tensor &input_weights, const Tensor &hidden_weights,
+           const Tensor &input_biases, const Tensor &hidden_biases, ArrayRef<int64_t> gate_scales,
+           ArrayRef<int64_t> state_scales, int64_t output_zero_point, int64_t cell_scale_power,
+           bool batch_first, bool last_step, const Tensor &out) {
+    if (input.dim() != 3 || hidden_weights.dim() != 3 || input.numel() == 0) {
+        return false;
+    }
+    const int64_t hidden = hidden_weights.size(2);
+    const int64_t features = input.size(2);
+    return input.scalar_type() == ScalarType::Char && is_default_order(input) &&
+           valid_output(input, hidden, batch_first, last_step, out) &&
+           has_shape(input_weights, ScalarType::Char, kGates, hidden, features) &&
+           has_shape(hidden_weights, ScalarType::Char, kGates, hidden, hidden) &&
+           input_biases.scalar_type() == ScalarType::Int &&
+           input_biases.numel() == kGates * hidden &&
+           hidden_biases.scalar_type() == ScalarType::Int &&
+           hidden_biases.numel() == kGates * hidden && valid_scales(gate_scales, kGateScales) &&
+           valid_scales(state_scales, kStateScales) && output_zero_point >= INT8_MIN &&
+           output_zero_point <= INT8_MAX && cell_scale_power >= kMinCellPower &&
+           cell_scale_power <= kMaxCellPower && input.numel() <= INT32_MAX &&
+           out.numel() <= INT32_MAX;
+}
+
+} // namespace
+
+namespace et_zephyr::native {
+
+Tensor &quantized_lstm_out(KernelRuntimeContext &context, const Tensor &input,
+                           const Tensor &input_weights, const Tensor &hidden_weights,
+                           const Tensor &input_biases, const Tensor &hidden_biases,
+                           ArrayRef<int64_t> gate_scales, ArrayRef<int64_t> state_scales,
+                           int64_t output_zero_point, int64_t cell_scale_power, bool batch_first,
+                           bool last_step, const Tensor &scratch, Tensor &out) {
+    if (!valid(input, input_weights, hidden_weights, input_biases, hidden_biases, gate_scales,
+               state_scales, output_zero_point, cell_scale_power, batch_first, last_step, out)) {
+        context.fail(Error::InvalidArgument);
+        return out;
+    }
+    const auto hidden = static_cast<int32_t>(hidden_weights.size(2));
+    const auto features = static_cast<int32_t>(input.size(2));
+    const auto batch = static_cast<int32_t>(input.size(batch_first ? 0 : 1));
+    const auto steps = static_cast<int32_t>(input.size(batch_first ? 1 : 0));
+    const size_t vector_bytes = static_cast<size_t>(batch) * hidden * sizeof(int16_t);
+    auto *const buffers = scratch.mutable_data_ptr<uint8_t>();
+    if (scratch.nbytes() < kScratchVectors * vector_bytes ||
+        reinterpret_cast<uintptr_t>(buffers) % alignof(int16_t) != 0) {
+        context.fail(Error::MemoryAllocationFailed);
+        return out;
+    }
+
+    static constexpr arm_nn_activation_type kActivations[kGates] = {ARM_SIGMOID, ARM_SIGMOID,
+                                                                    ARM_TANH, ARM_SIGMOID};
+    const auto *const w_input = input_weights.const_data_ptr<int8_t>();
+    const auto *const w_hidden = hidden_weights.const_data_ptr<int8_t>();
+    const auto *const b_input = input_biases.const_data_ptr<int32_t>();
+    const auto *const b_hidden = hidden_biases.const_data_ptr<int32_t>();
+    cmsis_nn_lstm_gate gates[kGates] = {};
+    for (int32_t g = 0; g < kGates; ++g) {
+        const int64_t *const scales = gate_scales.data() + 4 * g;
+        gates[g].input_multiplier = static_cast<int32_t>(scales[0]);
+        gates[g].input_shift = static_cast<int32_t>(scales[1]);
+        gates[g].input_weights = w_input + g * hidden * features;
+        gates[g].input_effective_bias = b_input + g * hidden;
+        gates[g].hidden_multiplier = static_cast<int32_t>(scales[2]);
+        gates[g].hidden_shift = static_cast<int32_t>(scales[3]);
+        gates[g].hidden_weights = w_hidden + g * hidden * hidden;
+        gates[g].hidden_effective_bias = b_hidden + g * hidden;
+        gates[g].bias = nullptr;
+        gates[g].activation_type = kActivations[g];
+    }
+    cmsis_nn_lstm_params params = {};
+    params.time_major = batch_first ? 0 : 1;
+    params.batch_size = batch;
+    params.time_steps = steps;
+    params.input_size = features;
+    params.hidden_size = hidden;
+    params.forget_to_cell_multiplier = static_cast<int32_t>(state_scales[0]);
+    params.forget_to_cell_shift = static_cast<int32_t>(state_scales[1]);
+    params.input_to_cell_multiplier = static_cast<int32_t>(state_scales[2]);
+    params.input_to_cell_shift = static_cast<int32_t>(state_scales[3]);
+    params.cell_clip = kCellClip;
+    params.cell_scale_power = static_cast<int32_t>(cell_scale_power);
+    params.output_multiplier = static_cast<int32_t>(state_scales[4]);
+    params.output_shift = static_cast<int32_t>(state_scales[5]);
+    params.output_offset = static_cast<int32_t>(output_zero_point);
+    params.input_gate = gates[0];
+    params.forget_gate = gates[1];
+    params.cell_gate = gates[2];
+    params.output_gate = gates[3];
+
+    cmsis_nn_lstm_context state = {buffers, buffers + vector_bytes, buffers + 2 * vector_bytes,
+                                   nullptr};
+    const int8_t *const x = input.const_data_ptr<int8_t>();
+    int8_t *const h = out.mutable_data_ptr<int8_t>();
+    arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+    if (!last_step) {
+        /* No hidden state: CMSIS-NN starts from zero and zeroes the cell state itself. */
+        status = arm_lstm_unidirectional_s8(x, h, &params, &state);
+    } else if (!batch_first) {
+        memset(state.cell_state, 0, vector_bytes);
+        for (int32_t t = 0; t < steps && status == ARM_CMSIS_NN_SUCCESS; ++t) {
+            /* From a zero state the first step has no recurrent term, as CMSIS-NN's loop. */
+            status = arm_nn_lstm_step_s8(x + t * batch * features, t > 0 ? h : nullptr, h, &params,
+                                         &state, 1);
+        }
+    } else {
+        /* Batch-major: one sequence at a time, as arm_lstm_unidirectional_s8 runs them. */
+        memset(state.cell_state, 0, vector_bytes);
+        cmsis_nn_lstm_params sequence = params;
+        sequence.batch_size = 1;
+        for (int32_t b = 0; b < batch && status == ARM_CMSIS_NN_SUCCESS; ++b) {
+            cmsis_nn_lstm_context one = state;
+            one.cell_state = static_cast<int16_t *>(state.cell_state) + b * hidden;
+            int8_t *const h_b = h + b * hidden;
+            for (int32_t t = 0; t < steps && status == ARM_CMSIS_NN_SUCCESS; ++t) {
+                status = arm_nn_lstm_step_s8(x + (b * steps + t) * features, t > 0 ? h_b : nullptr,
+                                             h_b, &sequence, &one, 1);
+            }
+        }
+    }
+    if (status != ARM_CMSIS_NN_SUCCESS) {
+        context.fail(Error::InvalidArgument);
+    }
+    return out;
+}
+
+} // namespace et_zephyr::native

@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: Apache-2.0
+"""nn.LSTM layers kept whole: one et_zephyr::lstm a layer, lowered after quantization to
+arm_lstm_unidirectional_s8 (passes/lstm_kernel.py), the time loop inside the kernel.
+
+Unrolled (passes/recurrent.py), every step is its own linears, adds, muls and tables,
+and the program and its arena grow with the sequence: `lstm_kws` (6,028 parameters,
+49 steps) took a 218,800-byte program and a 110,096-byte arena. Whole, each layer's
+weights are in the program once and its arena holds the input, the output and three
+int16 vectors of the hidden size.
+
+A layer stays whole when it runs one direction without projections from a zero state
+(the model passes no initial state) and the model reads its outputs and final hidden
+states, not its final cell states; any other LSTM is unrolled. The cell state's int16
+scale is a power of two that holds the largest |c| the calibration data reach
+(`calibrate_cell_states`), as TFLite's converter chooses it.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Interpreter, Node
+from torch.fx.node import Argument
+from torch.fx.node import Target as CallTarget
+
+from ..reference import lstm as lstm_reference
+from ..reference import own_ops  # noqa: F401  (defines et_zephyr::lstm)
+from .fx_nodes import attribute, call, constant
+from .recurrent import single_step
+
+aten = torch.ops.aten
+WHOLE_LSTM = torch.ops.et_zephyr.lstm.default
+
+
+def lstm_layers_whole(graph: GraphModule) -> int:
+    """Each eligible aten.lstm becomes one et_zephyr::lstm a layer. Returns how many."""
+    changed = 0
+    for node in list(graph.graph.nodes):
+        if node.op != "call_function" or node.target != aten.lstm.input or not _eligible(node):
+            continue
+        last_step = _reads_last_step_only(node)
+        with graph.graph.inserting_before(node):
+            layers = _layers(graph, node, last_step)
+        _replace_uses(graph, node, layers, last_step)
+        changed += 1
+    graph.graph.eliminate_dead_code()
+    graph.recompile()
+    return changed
+
+
+def _eligible(node: Node) -> bool:
+    _, initial, params, has_biases, layers, _, _, bidirectional, _ = node.args
+    if bidirectional or len(params) != (4 if has_biases else 2) * layers:
+        return False  # both directions, or proj_size's extra weight per layer
+    if any(p.op != "get_attr" for p in params):
+        return False
+    if not all(s.target == aten.zeros.default for s in initial):
+        return False
+    # The outputs (0) and final hidden states (1); the int16 cell states stay inside.
+    return all(
+        u.target == operator.getitem and (u.args[1] in (0, 1) or not u.users) for u in node.users
+    )
+
+
+def _reads_last_step_only(node: Node) -> bool:
+    """Whether the model reads the outputs' last step only (`y[:, -1]`): the last layer
+    then keeps no other step's h."""
+    x, time_dim = node.args[0], 1 if node.args[8] else 0
+    steps = x.meta["val"].shape[time_dim]
+    readers = [r for user in node.users if user.args[1] == 0 for r in user.users]
+    return all(single_step(r, time_dim, steps) == steps - 1 for r in readers)
+
+
+def _layers(graph: GraphModule, node: Node, last_step: bool) -> list[Node]:
+    x, _, params, has_biases, layers, _, _, _, batch_first = node.args
+    per_layer = 4 if has_biases else 2
+    outputs = []
+    for index in range(layers):
+        weight_ih, weight_hh, *biases = params[per_layer * index : per_layer * (index + 1)]
+        bias = None
+        if biases:
+            summed = sum(attribute(graph, b) for b in biases)
+            assert isinstance(summed, torch.Tensor)
+            bias = constant(graph, node, f"l{index}_bias", summed)
+        last = last_step and index == layers - 1
+        x = call(graph, node, WHOLE_LSTM, x, weight_ih, weight_hh, bias, batch_first, last, 0)
+        outputs.append(x)
+    return outputs
+
+
+def _replace_uses(graph: GraphModule, node: Node, layers: list[Node], last_step: bool) -> None:
+    time_dim = 1 if node.args[8] else 0
+    for user in list(node.users):
+        if not user.users:
+            pass
+        elif user.args[1] == 0 and last_step:
+            for reader in list(user.users):
+                reader.replace_all_uses_with(layers[-1])
+                graph.graph.erase_node(reader)
+        elif user.args[1] == 0:
+            user.replace_all_uses_with(layers[-1])
+        else:
+            # h_n: each layer's last output, stacked over the layers.
+            with graph.graph.inserting_before(user):
+                finals = [call(graph, node, aten.select.int, y, time_dim, -1) for y in layers]
+                if last_step:
+                    finals[-1] = layers[-1]
+                stacked = call(graph, node, aten.stack.default, finals, 0)
+            user.replace_all_uses_with(stacked)
+        graph.graph.erase_node(user)
+    graph.graph.erase_node(node)
+
+
+def calibrate_cell_states(
+    graph: GraphModule, calibration: Sequence[Sequence[torch.Tensor]]
+) -> None:
+    """Run the float graph on the calibration data and give each et_zephyr::lstm the
+    power of two of its cell state's scale."""
+    layers = [n for n in graph.graph.nodes if n.op == "call_function" and n.target == WHOLE_LSTM]
+    if not layers:
+        return
+    recorder = _CellRanges(graph)
+    with torch.no_grad():
+        for sample in calibration:
+            recorder.run(*sample)
+    for node in layers:
+        power = lstm_reference.cell_scale_power(recorder.largest.get(node.name, 0.0))
+        node.args = (*node.args[:6], power)
+    graph.recompile()
+
+
+class _CellRanges(Interpreter):
+    """The float graph, recording the largest |c| of each whole LSTM layer."""
+
+    def __init__(self, graph: GraphModule) -> None:
+        super().__init__(graph)
+        self.largest: dict[str, float] = {}
+
+    def run_node(self, n: Node) -> Any:
+        self._current = n
+        return super().run_node(n)
+
+    def call_function(
+        self, target: CallTarget, args: tuple[Argument, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        if target != WHOLE_LSTM:
+            return super().call_function(target, args, kwargs)
+        x, weight_ih, weight_hh, bias, batch_first, last_step, _ = args
+        output, largest = lstm_reference.float_lstm(x, weight_ih, weight_hh, bias, batch_first)  # type: ignore[arg-type]
+        if last_step:
+            output = lstm_reference.last_of(output, bool(batch_first))
+        name = self._current.name
+        self.largest[name] = max(self.largest.get(name, 0.0), largest)
+        return output
