@@ -50,13 +50,13 @@ from .passes.flatten_into_linear import flatten_into_linear
 from .passes.float_fallback import decompose_float_preserved_ops
 from .passes.glu_as_gate import glu_as_gate
 from .passes.int8_edges import EdgeQuantization
-from .passes.lstm_kernel import whole_lstms_to_kernel
 from .passes.mean_as_matmul import means_to_matmuls
 from .passes.one_d_as_two_d import one_d_as_two_d
 from .passes.prelu_in_int8 import prelu_in_int8
 from .passes.quantizer import cortex_m_quantizer
 from .passes.recurrent import unroll_recurrent
-from .passes.recurrent_layers import calibrate_cell_states, lstm_layers_whole
+from .passes.recurrent_kernels import whole_layers_to_kernels
+from .passes.recurrent_layers import calibrate_cell_states, recurrent_layers_whole
 from .passes.requantization import fold_constant_scales, fold_requantize_chains
 from .passes.resize_kernels import bilinear_resizes_to_kernel
 from .passes.spatial_means_as_pools import spatial_means_as_pools
@@ -93,7 +93,7 @@ class ExportOptions:
     kernels: str = "et-zephyr"
     # Operators to keep in float on portable kernels (cortex_m_passes.FLOAT_OPS).
     float_ops: frozenset[str] = frozenset()
-    # Every recurrent layer as its time steps (passes/recurrent.py), LSTMs too.
+    # Every recurrent layer as its time steps (passes/recurrent.py), LSTMs and GRUs too.
     unroll_recurrent: bool = False
     times: StepTimes = field(default_factory=StepTimes)
     seed: int = 0
@@ -125,7 +125,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         for node in pipeline.fold_batch_norm(graph):
             options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
         pipeline.scale_alpha_operands(graph)
-        _rewrite_for_the_quantizer(graph, whole_lstm=not options.unroll_recurrent)
+        _rewrite_for_the_quantizer(graph, whole_layers=not options.unroll_recurrent)
         calibrate_cell_states(graph, prepared.calibration)
         # Quantization rewrites the graph it is given; et-compare's float values need it
         # as it was.
@@ -150,13 +150,13 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
     return qat_model
 
 
-def _rewrite_for_the_quantizer(graph: GraphModule, whole_lstm: bool = False) -> None:
+def _rewrite_for_the_quantizer(graph: GraphModule, whole_layers: bool = False) -> None:
     """The model's forms the Cortex-M quantizer does not match, as ones it does: string
     paddings, GLUs, PReLUs, the 1-D family, spatial means, flattens of channels-last
     maps into linears, channel shuffles,
     dilated, grouped and output-padded transpose convolutions, transpose convolutions
-    CMSIS-NN pads wrongly, attention, recurrent layers (LSTMs whole where they can be,
-    `whole_lstm`; QAT trains through the unrolled form), other means."""
+    CMSIS-NN pads wrongly, attention, recurrent layers (LSTMs and GRUs whole where they
+    can be, `whole_layers`; QAT trains through the unrolled form), other means."""
     check_constant_weights(graph)
     explicit_padding(graph)
     glu_as_gate(graph)
@@ -168,8 +168,8 @@ def _rewrite_for_the_quantizer(graph: GraphModule, whole_lstm: bool = False) -> 
     plain_transpose_convs(graph)
     crop_transpose_conv_rows(graph)
     decompose_attention(graph)
-    if whole_lstm:
-        lstm_layers_whole(graph)
+    if whole_layers:
+        recurrent_layers_whole(graph)
     unroll_recurrent(graph)
     means_to_matmuls(graph)
 
@@ -226,7 +226,7 @@ def _lower(
         pipeline.remove_noop_pads(lowered)
         pipeline.convolve_single_channel_inputs(lowered, target)
         # Before the float weights it leaves behind are dropped.
-        whole_lstms_to_kernel(lowered)
+        whole_layers_to_kernels(lowered)
         pipeline.drop_unused_constants(lowered)
         bilinear_resizes_to_kernel(lowered)
         ceil_mode_avg_pools_to_kernel(lowered, target)

@@ -5,8 +5,8 @@ both), for the device = host tests.
 Each factory returns (model, example input, calibration samples): frames of 10 MFCC
 coefficients into a GRU or LSTM, the last step's hidden state into a 12-class linear.
 The short ones fit qemu_cortex_m3's 64 KB of RAM; `lstm_kws` runs KWS's 49 frames.
-`lstm_tagger` (time-major, every step read) and `lstm_final_state` (several sequences,
-h_n read) cover the whole-layer kernel's other forms.
+`lstm_tagger` and `gru_tagger` (time-major, every step read) and `lstm_final_state`
+(several sequences, h_n read) cover the whole-layer kernels' other forms.
 """
 
 from __future__ import annotations
@@ -68,11 +68,11 @@ def lstm_kws() -> tuple:
 
 class Tagger(nn.Module):
     """A label for every frame of two sequences at once, time-major: the whole output
-    sequence of a two-layer LSTM into a linear."""
+    sequence of a two-layer LSTM or GRU into a linear."""
 
-    def __init__(self) -> None:
+    def __init__(self, cell: type[nn.Module] = nn.LSTM) -> None:
         super().__init__()
-        self.recurrent = nn.LSTM(10, 20, num_layers=2)
+        self.recurrent = cell(10, 20, num_layers=2)
         self.head = nn.Linear(20, 5)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -80,12 +80,34 @@ class Tagger(nn.Module):
         return self.head(steps)
 
 
-def lstm_tagger() -> tuple:
-    """Two LSTM layers of 20, time-major, over 10 frames of 2 sequences, every step read."""
+def _tagger(cell: type[nn.Module]) -> tuple:
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(1)
     samples = [(torch.randn(10, 2, 10, generator=generator),) for _ in range(24)]
-    return Tagger().eval(), samples[0], samples
+    return Tagger(cell).eval(), samples[0], samples
+
+
+def lstm_tagger() -> tuple:
+    """Two LSTM layers of 20, time-major, over 10 frames of 2 sequences, every step read."""
+    return _tagger(nn.LSTM)
+
+
+def gru_tagger() -> tuple:
+    """Two GRU layers of 20, time-major, over 10 frames of 2 sequences, every step read."""
+    return _tagger(nn.GRU)
+
+
+def gru_kws() -> tuple:
+    """One GRU layer of 32 over KWS's 49 frames: lstm_kws's size."""
+    torch.manual_seed(0)
+    return _bundle(RecurrentKws(nn.GRU, 32, 1), 49)
+
+
+def gru2_kws() -> tuple:
+    """Two GRU layers of 48 over KWS's 49 frames (23,340 weights): unrolled, its program
+    did not fit the Corstone-300's 512 KB of code memory."""
+    torch.manual_seed(0)
+    return _bundle(RecurrentKws(nn.GRU, 48, 2), 49)
 
 
 class FinalState(nn.Module):

@@ -14,7 +14,7 @@ from et_zephyr.firmware.analysis import BYTE_COPIES
 from et_zephyr.frontend.io_mode import IOMode
 from et_zephyr.frontend.loading import ModelBundle
 from et_zephyr.passes.recurrent import unroll_recurrent
-from et_zephyr.passes.recurrent_layers import WHOLE_LSTM, lstm_layers_whole
+from et_zephyr.passes.recurrent_layers import WHOLE_LAYERS, recurrent_layers_whole
 from torch import nn
 
 _spec = importlib.util.spec_from_file_location(
@@ -70,35 +70,40 @@ def test_the_unrolled_steps_compute_the_layer(
 
 
 class _Reads(nn.Module):
-    """An LSTM's outputs as a model reads them: the sequence, its last step, h_n."""
+    """An LSTM's or GRU's outputs as a model reads them: the sequence, its last step, h_n."""
 
     def __init__(self, cell: nn.Module, reads: str) -> None:
         super().__init__()
         self.cell, self.reads = cell, reads
 
     def forward(self, x: torch.Tensor):
-        y, (h, _) = self.cell(x)
+        y, h = self.cell(x)
+        if isinstance(h, tuple):
+            h = h[0]
         last = y[:, -1] if self.cell.batch_first else y[-1]
         return {"sequence": y, "last": last, "h_n": h, "last_and_h_n": (last, h)}[self.reads]
 
 
+@pytest.mark.parametrize("kind", [nn.LSTM, nn.GRU], ids=["lstm", "gru"])
 @pytest.mark.parametrize("layers", [1, 2, 3])
 @pytest.mark.parametrize("batch_first", [True, False])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("reads", ["sequence", "last", "h_n", "last_and_h_n"])
-def test_whole_lstm_layers_compute_the_layer(layers, batch_first, bias, reads) -> None:
+def test_whole_recurrent_layers_compute_the_layer(kind, layers, batch_first, bias, reads) -> None:
     torch.manual_seed(layers)
-    cell = nn.LSTM(5, 7, num_layers=layers, batch_first=batch_first, bias=bias)
+    cell = kind(5, 7, num_layers=layers, batch_first=batch_first, bias=bias)
     x = torch.randn(2, 6, 5) if batch_first else torch.randn(6, 2, 5)
     model = _Reads(cell, reads).eval()
     graph = pipeline.capture_graph(model, (x,))
-    assert lstm_layers_whole(graph) == 1
-    whole = [n for n in graph.graph.nodes if n.target == WHOLE_LSTM]
+    assert recurrent_layers_whole(graph) == 1
+    whole = [n for n in graph.graph.nodes if n.target in WHOLE_LAYERS]
     assert len(whole) == layers
-    assert not any(n.target == torch.ops.aten.lstm.input for n in graph.graph.nodes)
+    recurrent = (torch.ops.aten.lstm.input, torch.ops.aten.gru.input)
+    assert not any(n.target in recurrent for n in graph.graph.nodes)
     # Only the last layer, and only where nothing reads another step, keeps one step.
     keeps_last_step = reads != "sequence"
-    assert [n.args[5] for n in whole] == [False] * (layers - 1) + [keeps_last_step]
+    last_step_at = 5 if kind is nn.LSTM else 6
+    assert [n.args[last_step_at] for n in whole] == [False] * (layers - 1) + [keeps_last_step]
     with torch.no_grad():
         expected = model(x)
         got = graph(x)
@@ -121,14 +126,17 @@ class _FinalCell(nn.Module):
         (Sequence(nn.LSTM(5, 7, proj_size=3, batch_first=True), False), 1),
         (Sequence(nn.LSTM(5, 7, batch_first=True), True), 3),
         (_FinalCell(), 1),
+        (Sequence(nn.GRU(5, 7, batch_first=True, bidirectional=True), False), 1),
+        (Sequence(nn.GRU(5, 7, batch_first=True), True), 2),
     ],
-    ids=["bidirectional", "proj_size", "initial_state", "reads_c_n"],
+    ids=["bidirectional", "proj_size", "initial_state", "reads_c_n", "bigru", "gru_state"],
 )
-def test_lstms_the_kernel_cannot_run_are_left_to_unrolling(model, inputs) -> None:
+def test_layers_the_kernels_cannot_run_are_left_to_unrolling(model, inputs) -> None:
     example = (torch.randn(1, 4, 5), torch.randn(1, 1, 7), torch.randn(1, 1, 7))[:inputs]
     graph = pipeline.capture_graph(model.eval(), example)
-    assert lstm_layers_whole(graph) == 0
-    assert any(n.target == torch.ops.aten.lstm.input for n in graph.graph.nodes)
+    assert recurrent_layers_whole(graph) == 0
+    recurrent = (torch.ops.aten.lstm.input, torch.ops.aten.gru.input)
+    assert any(n.target in recurrent for n in graph.graph.nodes)
 
 
 @pytest.mark.parametrize(
@@ -196,13 +204,14 @@ def test_bidirectional_and_plain_rnns_run_every_operator_in_integers(layer, targ
 @pytest.mark.parametrize(
     "factory, unrolled",
     [
-        ("gru", True),
-        ("gru2", True),
+        ("gru", False),
+        ("gru2", False),
+        ("gru_tagger", False),
         ("lstm", False),
         ("lstm2", False),
         ("lstm_tagger", False),
         ("lstm_final_state", False),
-        ("lstm", True),
+        ("gru", True),
         ("lstm2", True),
     ],
 )
@@ -211,32 +220,37 @@ def test_keyword_models_run_every_operator_in_integers(factory, unrolled, target
     model, example, samples = getattr(recurrent, factory)()
     options = api.ExportOptions(target=target, name="model", unroll_recurrent=unrolled)
     artifacts = api.export(ModelBundle(model, example, samples), options)
-    whole = "et_zephyr::quantized_lstm.out" in artifacts.manifest["operators"]
+    kernels = {"et_zephyr::quantized_lstm.out", "et_zephyr::quantized_gru.out"}
+    whole = bool(kernels & set(artifacts.manifest["operators"]))
     _assert_all_integer(artifacts, same_top1=not whole)
-    assert whole == (factory.startswith("lstm") and not unrolled)
+    assert whole == (not unrolled)
 
 
-def _lstm_kws(frames: int) -> ModelBundle:
+def _keyword_model(kind: type[nn.Module], frames: int) -> ModelBundle:
     torch.manual_seed(0)
-    model = recurrent.RecurrentKws(nn.LSTM, 32, 1).eval()
+    model = recurrent.RecurrentKws(kind, 32, 1).eval()
     generator = torch.Generator().manual_seed(1)
     samples = [(torch.randn(1, frames, 10, generator=generator),) for _ in range(16)]
     return ModelBundle(model, samples[0], samples)
 
 
-def test_a_whole_lstm_holds_its_weights_once_and_its_arena_does_not_grow_with_the_frames() -> None:
-    """Issue 37's goals for lstm_kws: program <= weights + 8 KB, method arena <= 8 KB, the
-    planned arena independent of the number of frames beyond the int8 input itself."""
+@pytest.mark.parametrize("kind", [nn.LSTM, nn.GRU], ids=["lstm", "gru"])
+def test_a_whole_layer_holds_its_weights_once_and_its_arena_does_not_grow_with_the_frames(
+    kind,
+) -> None:
+    """Issue 37's goals for lstm_kws and a GRU of its size: program <= weights + 8 KB,
+    method arena <= 8 KB, the planned arena independent of the number of frames beyond the
+    int8 input itself."""
     options = api.ExportOptions(target="cortex-m55", name="model", io=IOMode("int8", "int8"))
-    short, long = (api.export(_lstm_kws(frames), options) for frames in (49, 98))
-    weights = sum(p.numel() for p in _lstm_kws(49).model.parameters())
+    short, long = (api.export(_keyword_model(kind, frames), options) for frames in (49, 98))
+    weights = sum(p.numel() for p in _keyword_model(kind, 49).model.parameters())
     for artifacts in (short, long):
         assert artifacts.manifest["pte_bytes"] <= weights + 8192
         assert artifacts.manifest["memory"]["method_allocator"] <= 8192
     planned = [a.manifest["memory"]["planned"][0]["bytes"] for a in (short, long)]
     assert planned[1] - planned[0] <= (98 - 49) * 10 + 16  # the longer input (aligned), no more
     unrolled = api.export(
-        _lstm_kws(49),
+        _keyword_model(kind, 49),
         dataclasses.replace(options, unroll_recurrent=True),
     )
     assert unrolled.manifest["pte_bytes"] > 4 * short.manifest["pte_bytes"]

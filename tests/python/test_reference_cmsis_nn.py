@@ -21,7 +21,7 @@ import pytest
 import torch
 from et_zephyr import reference
 from et_zephyr.passes.transpose_conv_rows import direct_kernel_misplaces_rows
-from et_zephyr.reference import lstm
+from et_zephyr.reference import gates_s16, lstm
 
 CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
 pytestmark = pytest.mark.skipif(
@@ -535,7 +535,7 @@ def test_activation_s16(oracle, kind, left_shift) -> None:
         )
         == 0
     )
-    actual = lstm.activation_s16(torch.from_numpy(values), left_shift, kind)
+    actual = gates_s16.activation_s16(torch.from_numpy(values), left_shift, kind)
     np.testing.assert_array_equal(actual.numpy(), expected)
 
 

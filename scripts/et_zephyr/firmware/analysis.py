@@ -21,6 +21,7 @@ MAC_OPERATORS = frozenset(
         "quantized_linear",
         "quantized_batch_matmul",
         "quantized_lstm",
+        "quantized_gru",
         "convolution",
         "linear",
         "addmm",
@@ -86,9 +87,10 @@ def node_macs(node: Node) -> int:
         return first.numel() * _value(node.args[1]).numel() // first.shape[1]
     if base == "convolution":  # weight: [C_out, C_in / groups, kH, kW]
         return out.numel() * prod(_value(node.args[1]).shape[1:])
-    if base == "quantized_lstm":  # each step: 4 gates over the input and the hidden state
+    if base in ("quantized_lstm", "quantized_gru"):  # each step, each gate: over x and h
         features, hidden = first.shape[-1], out.shape[-1]
-        return first.numel() // features * 4 * hidden * (features + hidden)
+        gates = 4 if base == "quantized_lstm" else 3
+        return first.numel() // features * gates * hidden * (features + hidden)
     if base == "addmm":
         return out.numel() * _value(node.args[1]).shape[-1]
     # linear, quantized_linear, mm, bmm, quantized_batch_matmul (whose second

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """ExecuTorch's CortexMQuantizer, with resizing and channel shuffles kept in INT8,
-softmaxes over channels-last channels taken, and whole LSTM layers' inputs and outputs
-quantized.
+softmaxes over channels-last channels taken, and whole LSTM and GRU layers' inputs and
+outputs quantized.
 
 A nearest resize only copies elements, and a bilinear one takes weighted means whose
 weights sum to one: their outputs can share their input's quantization parameters, as
@@ -10,9 +10,9 @@ a slice or a concatenation does. Upstream's list of such operators
 resizes in float and quantizes again. The portable kernel resizes int8 tensors nearest
 in either layout; bilinear ones run on et-zephyr's kernel (passes/resize_kernels.py).
 
-A whole LSTM layer (passes/recurrent_layers.py) quantizes its weights itself when it is
-lowered (per gate, as arm_lstm_unidirectional_s8 takes them): only its input and output
-are annotated here.
+A whole LSTM or GRU layer (passes/recurrent_layers.py) quantizes its weights itself when
+it is lowered (per gate, as arm_lstm_unidirectional_s8 takes them): only its input and
+output are annotated here.
 
 The quantizer's own graph passes retrace the model, so the softmaxes' layout
 (passes/channel_softmax.py) is set after them, before annotation.
@@ -33,7 +33,7 @@ from torchao.quantization.pt2e.quantizer import Quantizer
 
 from ..reference import own_ops  # noqa: F401  (defines et_zephyr::channel_shuffle)
 from .channel_softmax import softmax_in_input_layout
-from .recurrent_layers import WHOLE_LSTM
+from .recurrent_layers import WHOLE_LAYERS
 
 _aten = torch.ops.aten
 # Operators whose outputs are their inputs' elements, or weighted means of them with
@@ -48,8 +48,8 @@ SHARE_INPUT_PARAMETERS = (
 )
 
 
-class WholeLstmQuantizer(Quantizer, QuantizerReporterUser):
-    """INT8 per-tensor input and output for each et_zephyr::lstm."""
+class WholeRecurrentQuantizer(Quantizer, QuantizerReporterUser):
+    """INT8 per-tensor input and output for each et_zephyr::lstm and et_zephyr::gru."""
 
     def __init__(self) -> None:
         Quantizer.__init__(self)
@@ -57,7 +57,7 @@ class WholeLstmQuantizer(Quantizer, QuantizerReporterUser):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         for node in model.graph.nodes:
-            if node.op != "call_function" or node.target != WHOLE_LSTM:
+            if node.op != "call_function" or node.target not in WHOLE_LAYERS:
                 continue
             input_spec = INT8_PER_TENSOR_CONFIG.get_input_act_qspec()
             output_spec = INT8_PER_TENSOR_CONFIG.get_output_act_qspec()
@@ -67,7 +67,10 @@ class WholeLstmQuantizer(Quantizer, QuantizerReporterUser):
 
     def get_quantizer_info(self) -> QuantizerInfo:
         return QuantizerInfo(
-            type(self).__name__, str(WHOLE_LSTM), INT8_PER_TENSOR_CONFIG.label or "", __name__
+            type(self).__name__,
+            ", ".join(map(str, WHOLE_LAYERS)),
+            INT8_PER_TENSOR_CONFIG.label or "",
+            __name__,
         )
 
     def validate(self, model: GraphModule) -> None:
@@ -76,13 +79,13 @@ class WholeLstmQuantizer(Quantizer, QuantizerReporterUser):
 
 class EtZephyrQuantizer(CortexMQuantizer):
     """CortexMQuantizer whose shared-parameter operators include nearest resizing, whose
-    softmaxes over channels-last channels keep that layout and which quantizes whole LSTM
-    layers' edges."""
+    softmaxes over channels-last channels keep that layout and which quantizes whole
+    recurrent layers' edges."""
 
     def __init__(self) -> None:
         super().__init__()
         targets = list(SharedQspecQuantizer.SHARED_QSPEC_OPS_DEFAULT) + list(SHARE_INPUT_PARAMETERS)
-        self.quantizers = [WholeLstmQuantizer()] + [
+        self.quantizers = [WholeRecurrentQuantizer()] + [
             SharedQspecQuantizer(targets) if isinstance(q, SharedQspecQuantizer) else q
             for q in self.quantizers
         ]

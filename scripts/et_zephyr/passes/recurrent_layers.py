@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""nn.LSTM layers kept whole: one et_zephyr::lstm a layer, lowered after quantization to
-arm_lstm_unidirectional_s8 (passes/lstm_kernel.py), the time loop inside the kernel.
+"""nn.LSTM and nn.GRU layers kept whole: one et_zephyr::lstm or et_zephyr::gru a layer,
+lowered after quantization to arm_lstm_unidirectional_s8 or et-zephyr's GRU kernel
+(passes/recurrent_kernels.py), the time loop inside the kernel.
 
 Unrolled (passes/recurrent.py), every step is its own linears, adds, muls and tables,
 and the program and its arena grow with the sequence: `lstm_kws` (6,028 parameters,
@@ -10,9 +11,10 @@ int16 vectors of the hidden size.
 
 A layer stays whole when it runs one direction without projections from a zero state
 (the model passes no initial state) and the model reads its outputs and final hidden
-states, not its final cell states; any other LSTM is unrolled. The cell state's int16
-scale is a power of two that holds the largest |c| the calibration data reach
-(`calibrate_cell_states`), as TFLite's converter chooses it.
+states, not an LSTM's final cell states; any other is unrolled. Where the model reads
+only the last step's h (`y[:, -1]`, h_n), the last layer keeps no other step's. An
+LSTM's cell state's int16 scale is a power of two that holds the largest |c| the
+calibration data reach (`calibrate_cell_states`), as TFLite's converter chooses it.
 """
 
 from __future__ import annotations
@@ -26,20 +28,27 @@ from torch.fx import GraphModule, Interpreter, Node
 from torch.fx.node import Argument
 from torch.fx.node import Target as CallTarget
 
+from ..reference import (
+    gates_s16,
+    own_ops,  # noqa: F401  (defines et_zephyr::lstm and ::gru)
+)
 from ..reference import lstm as lstm_reference
-from ..reference import own_ops  # noqa: F401  (defines et_zephyr::lstm)
 from .fx_nodes import attribute, call, constant
 from .recurrent import single_step
 
 aten = torch.ops.aten
 WHOLE_LSTM = torch.ops.et_zephyr.lstm.default
+WHOLE_GRU = torch.ops.et_zephyr.gru.default
+WHOLE_LAYERS = (WHOLE_LSTM, WHOLE_GRU)
+_RECURRENT = (aten.lstm.input, aten.gru.input)
 
 
-def lstm_layers_whole(graph: GraphModule) -> int:
-    """Each eligible aten.lstm becomes one et_zephyr::lstm a layer. Returns how many."""
+def recurrent_layers_whole(graph: GraphModule) -> int:
+    """Each eligible aten.lstm and aten.gru becomes one et_zephyr::lstm or et_zephyr::gru
+    a layer. Returns how many changed."""
     changed = 0
     for node in list(graph.graph.nodes):
-        if node.op != "call_function" or node.target != aten.lstm.input or not _eligible(node):
+        if node.op != "call_function" or node.target not in _RECURRENT or not _eligible(node):
             continue
         last_step = _reads_last_step_only(node)
         with graph.graph.inserting_before(node):
@@ -57,9 +66,10 @@ def _eligible(node: Node) -> bool:
         return False  # both directions, or proj_size's extra weight per layer
     if any(p.op != "get_attr" for p in params):
         return False
-    if not all(s.target == aten.zeros.default for s in initial):
+    states = initial if node.target == aten.lstm.input else [initial]
+    if not all(s.target == aten.zeros.default for s in states):
         return False
-    # The outputs (0) and final hidden states (1); the int16 cell states stay inside.
+    # The outputs (0) and final hidden states (1); an LSTM's int16 cell states stay inside.
     return all(
         u.target == operator.getitem and (u.args[1] in (0, 1) or not u.users) for u in node.users
     )
@@ -80,13 +90,20 @@ def _layers(graph: GraphModule, node: Node, last_step: bool) -> list[Node]:
     outputs = []
     for index in range(layers):
         weight_ih, weight_hh, *biases = params[per_layer * index : per_layer * (index + 1)]
-        bias = None
-        if biases:
-            summed = sum(attribute(graph, b) for b in biases)
-            assert isinstance(summed, torch.Tensor)
-            bias = constant(graph, node, f"l{index}_bias", summed)
         last = last_step and index == layers - 1
-        x = call(graph, node, WHOLE_LSTM, x, weight_ih, weight_hh, bias, batch_first, last, 0)
+        if node.target == aten.gru.input:
+            bias_ih, bias_hh = biases or (None, None)
+            x = call(
+                graph, node, WHOLE_GRU, x, weight_ih, weight_hh, bias_ih, bias_hh, batch_first, last
+            )
+        else:
+            bias = None
+            if biases:
+                # An LSTM's two biases only add.
+                summed = sum(attribute(graph, b) for b in biases)
+                assert isinstance(summed, torch.Tensor)
+                bias = constant(graph, node, f"l{index}_bias", summed)
+            x = call(graph, node, WHOLE_LSTM, x, weight_ih, weight_hh, bias, batch_first, last, 0)
         outputs.append(x)
     return outputs
 
@@ -151,7 +168,7 @@ class _CellRanges(Interpreter):
         x, weight_ih, weight_hh, bias, batch_first, last_step, _ = args
         output, largest = lstm_reference.float_lstm(x, weight_ih, weight_hh, bias, batch_first)  # type: ignore[arg-type]
         if last_step:
-            output = lstm_reference.last_of(output, bool(batch_first))
+            output = gates_s16.last_of(output, bool(batch_first))
         name = self._current.name
         self.largest[name] = max(self.largest.get(name, 0.0), largest)
         return output

@@ -13,7 +13,7 @@ import torch
 from executorch.exir.tensor import dim_order_from_stride
 from torch.library import Library, impl, register_fake
 
-from . import layer_norm, lstm, pooling, resize
+from . import gates_s16, gru, layer_norm, lstm, pooling, resize
 from .dim_orders import with_dim_order
 
 NAMESPACE = "et_zephyr"
@@ -79,6 +79,20 @@ _LSTM_ARGUMENTS = (
 _library.define(f"quantized_lstm({_LSTM_ARGUMENTS}) -> Tensor")
 _library.define(f"quantized_lstm.out({_LSTM_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
 
+# A whole GRU layer in float and in integers, as the LSTM's (quantized_gru.cpp;
+# reference/gru.py); the scratch holds four int16 vectors of the hidden size.
+_library.define(
+    "gru(Tensor input, Tensor weight_ih, Tensor weight_hh, Tensor? bias_ih, Tensor? bias_hh, "
+    "bool batch_first, bool last_step) -> Tensor"
+)
+_GRU_ARGUMENTS = (
+    "Tensor input, Tensor input_weights, Tensor hidden_weights, Tensor input_biases, "
+    "Tensor hidden_biases, int[] gate_scales, int[] state_scales, int output_zero_point, "
+    "bool batch_first, bool last_step, Tensor scratch"
+)
+_library.define(f"quantized_gru({_GRU_ARGUMENTS}) -> Tensor")
+_library.define(f"quantized_gru.out({_GRU_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
+
 # `namespace::name.overload` of each operator with a kernel in lib/src/kernels.
 KERNELS: frozenset[str] = frozenset(
     f"{NAMESPACE}::{name}.out"
@@ -90,6 +104,7 @@ KERNELS: frozenset[str] = frozenset(
         "resize_bilinear",
         "avg_pool2d_clipped",
         "quantized_lstm",
+        "quantized_gru",
     )
 )
 
@@ -222,7 +237,7 @@ def _avg_pool2d_clipped_out(input: torch.Tensor, *args: object, out: torch.Tenso
     return out
 
 
-def _lstm_output_shape(
+def _recurrent_output_shape(
     input: torch.Tensor, hidden_weights: torch.Tensor, batch_first: bool, last_step: bool
 ) -> list[int]:
     if last_step:
@@ -240,7 +255,7 @@ def _lstm_fake(
     last_step: bool,
     cell_scale_power: int,
 ) -> torch.Tensor:
-    return input.new_empty(_lstm_output_shape(input, weight_hh, batch_first, last_step))
+    return input.new_empty(_recurrent_output_shape(input, weight_hh, batch_first, last_step))
 
 
 @impl(_library, "lstm", "CompositeExplicitAutograd")  # type: ignore[misc]
@@ -254,7 +269,7 @@ def _lstm(
     cell_scale_power: int,
 ) -> torch.Tensor:
     output = lstm.float_lstm(input, weight_ih, weight_hh, bias, batch_first)[0]
-    return lstm.last_of(output, batch_first) if last_step else output
+    return gates_s16.last_of(output, batch_first) if last_step else output
 
 
 @register_fake(f"{NAMESPACE}::quantized_lstm")  # type: ignore[misc]
@@ -262,7 +277,7 @@ def _quantized_lstm_fake(
     input: torch.Tensor, input_weights: torch.Tensor, hidden_weights: torch.Tensor, *args: object
 ) -> torch.Tensor:
     batch_first, last_step = args[-3], args[-2]
-    shape = _lstm_output_shape(input, hidden_weights, bool(batch_first), bool(last_step))
+    shape = _recurrent_output_shape(input, hidden_weights, bool(batch_first), bool(last_step))
     return input.new_empty(shape, dtype=torch.int8)
 
 
@@ -277,7 +292,7 @@ def _quantized_lstm_values(input: torch.Tensor, *args: object) -> torch.Tensor:
         power,  # type: ignore[arg-type]
         batch_first,  # type: ignore[arg-type]
     )
-    return lstm.last_of(output, bool(batch_first)) if last_step else output
+    return gates_s16.last_of(output, bool(batch_first)) if last_step else output
 
 
 @impl(_library, "quantized_lstm", "CompositeExplicitAutograd")  # type: ignore[misc]
@@ -288,4 +303,64 @@ def _quantized_lstm(input: torch.Tensor, *args: object) -> torch.Tensor:
 @impl(_library, "quantized_lstm.out", "CompositeExplicitAutograd")  # type: ignore[misc]
 def _quantized_lstm_out(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
     out.copy_(_quantized_lstm_values(input, *args))
+    return out
+
+
+@register_fake(f"{NAMESPACE}::gru")  # type: ignore[misc]
+def _gru_fake(
+    input: torch.Tensor,
+    weight_ih: torch.Tensor,
+    weight_hh: torch.Tensor,
+    bias_ih: torch.Tensor | None,
+    bias_hh: torch.Tensor | None,
+    batch_first: bool,
+    last_step: bool,
+) -> torch.Tensor:
+    return input.new_empty(_recurrent_output_shape(input, weight_hh, batch_first, last_step))
+
+
+@impl(_library, "gru", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _gru(
+    input: torch.Tensor,
+    weight_ih: torch.Tensor,
+    weight_hh: torch.Tensor,
+    bias_ih: torch.Tensor | None,
+    bias_hh: torch.Tensor | None,
+    batch_first: bool,
+    last_step: bool,
+) -> torch.Tensor:
+    output = gru.float_gru(input, weight_ih, weight_hh, bias_ih, bias_hh, batch_first)
+    return gates_s16.last_of(output, batch_first) if last_step else output
+
+
+@register_fake(f"{NAMESPACE}::quantized_gru")  # type: ignore[misc]
+def _quantized_gru_fake(
+    input: torch.Tensor, input_weights: torch.Tensor, hidden_weights: torch.Tensor, *args: object
+) -> torch.Tensor:
+    batch_first, last_step = args[-3], args[-2]
+    shape = _recurrent_output_shape(input, hidden_weights, bool(batch_first), bool(last_step))
+    return input.new_empty(shape, dtype=torch.int8)
+
+
+def _quantized_gru_values(input: torch.Tensor, *args: object) -> torch.Tensor:
+    *operands, gate_scales, state_scales, zero_point, batch_first, last_step, _ = args
+    output = gru.gru(
+        input,
+        *operands,  # type: ignore[arg-type]
+        torch.tensor(gate_scales, dtype=torch.int64).view(3, 4),
+        torch.tensor(state_scales, dtype=torch.int64),
+        zero_point,  # type: ignore[arg-type]
+        batch_first,  # type: ignore[arg-type]
+    )
+    return gates_s16.last_of(output, bool(batch_first)) if last_step else output
+
+
+@impl(_library, "quantized_gru", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _quantized_gru(input: torch.Tensor, *args: object) -> torch.Tensor:
+    return _quantized_gru_values(input, *args)
+
+
+@impl(_library, "quantized_gru.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _quantized_gru_out(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(_quantized_gru_values(input, *args))
     return out

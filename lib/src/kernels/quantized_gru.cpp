@@ -1,0 +1,226 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * et_zephyr::quantized_gru.out: a whole GRU layer, every time step, from a zero state.
+ * CMSIS-NN has no GRU; this is its LSTM's arithmetic rearranged for PyTorch's GRU
+ * (gates reset r, update z, candidate n, in that order):
+ *
+ *   r = sigmoid(W_r x + R_r h + b_r)     z = sigmoid(W_z x + R_z h + b_z)
+ *   n = tanh(W_n x + b_in + r * (R_n h + b_hn))
+ *   h = (1 - z) * n + z * h
+ *
+ * with CMSIS-NN's pieces: each side of a gate arm_nn_vec_mat_mul_result_acc_s8_s16 into
+ * an int16 in Q3.12 (saturating), arm_nn_activation_s16's sigmoid and tanh to Q0.15,
+ * r * (R_n h + b_hn) added by arm_elementwise_mul_acc_s16. The new h is requantized
+ * from Q0.15 products in one loop of this file's. Sequences run one at a time; h lives
+ * in the output (the first step reads it as the output's zero point, real zero: the
+ * recurrent products are then exactly zero and b_hn remains), the scratch holds four
+ * int16 vectors of the hidden size. With last_step the output is the last h only
+ * ([B, H]), each step overwriting the one before (a step reads all of h before it
+ * writes it). The host reference is scripts/et_zephyr/reference/gru.py.
+ */
+
+#include <stdint.h>
+#include <string.h>
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
+#include <executorch/runtime/kernel/kernel_runtime_context.h>
+
+#include "arm_nnfunctions.h"
+#include "arm_nnsupportfunctions.h"
+
+using executorch::runtime::Error;
+using executorch::runtime::is_contiguous_dim_order;
+using torch::executor::ArrayRef;
+using torch::executor::KernelRuntimeContext;
+using torch::executor::ScalarType;
+using torch::executor::Tensor;
+
+namespace {
+
+constexpr int64_t kGates = 3;
+constexpr size_t kGateScales = 4 * kGates; /* per gate: input and hidden multiplier, shift */
+constexpr size_t kStateScales = 6;         /* r * n_h, (1 - z) * n, z * h: multiplier, shift */
+constexpr int32_t kScratchVectors = 4;     /* r, z, the candidate's input and hidden sides */
+constexpr int32_t kOne = 1 << 15;          /* 1.0 in Q0.15 */
+enum Gate { kReset = 0, kUpdate = 1, kCandidate = 2 };
+
+bool is_default_order(const Tensor &t) {
+    return is_contiguous_dim_order(t.dim_order().data(), t.dim());
+}
+
+bool has_shape(const Tensor &t, ScalarType type, int64_t d0, int64_t d1, int64_t d2) {
+    return t.scalar_type() == type && t.dim() == 3 && t.size(0) == d0 && t.size(1) == d1 &&
+           t.size(2) == d2 && is_default_order(t);
+}
+
+bool valid_scales(ArrayRef<int64_t> scales, size_t count) {
+    if (scales.size() != count) {
+        return false;
+    }
+    for (size_t k = 0; k < count; k += 2) {
+        if (scales[k] < 0 || scales[k] > INT32_MAX || scales[k + 1] < -31 || scales[k + 1] > 31) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool valid_output(const Tensor &input, int64_t hidden, bool batch_first, bool last_step,
+                  const Tensor &out) {
+    if (!last_step) {
+        return has_shape(out, ScalarType::Char, input.size(0), input.size(1), hidden);
+    }
+    return out.scalar_type() == ScalarType::Char && out.dim() == 2 &&
+           out.size(0) == input.size(batch_first ? 0 : 1) && out.size(1) == hidden &&
+           is_default_order(out);
+}
+
+bool valid(const Tensor &input, const Tensor &input_weights, const Tensor &hidden_weights,
+           const Tensor &input_biases, const Tensor &hidden_biases, ArrayRef<int64_t> gate_scales,
+           ArrayRef<int64_t> state_scales, int64_t output_zero_point, bool batch_first,
+           bool last_step, const Tensor &out) {
+    if (input.dim() != 3 || hidden_weights.dim() != 3 || input.numel() == 0) {
+        return false;
+    }
+    const int64_t hidden = hidden_weights.size(2);
+    const int64_t features = input.size(2);
+    return input.scalar_type() == ScalarType::Char && is_default_order(input) &&
+           valid_output(input, hidden, batch_first, last_step, out) &&
+           has_shape(input_weights, ScalarType::Char, kGates, hidden, features) &&
+           has_shape(hidden_weights, ScalarType::Char, kGates, hidden, hidden) &&
+           input_biases.scalar_type() == ScalarType::Int &&
+           input_biases.numel() == kGates * hidden &&
+           hidden_biases.scalar_type() == ScalarType::Int &&
+           hidden_biases.numel() == kGates * hidden && valid_scales(gate_scales, kGateScales) &&
+           valid_scales(state_scales, kStateScales) && output_zero_point >= INT8_MIN &&
+           output_zero_point <= INT8_MAX && input.numel() <= INT32_MAX && out.numel() <= INT32_MAX;
+}
+
+struct Layer {
+    const int8_t *input_weights;  /* [3, H, I] */
+    const int8_t *hidden_weights; /* [3, H, H] */
+    const int32_t *input_biases;  /* [3, H] */
+    const int32_t *hidden_biases; /* [3, H] */
+    const int64_t *gate_scales;   /* [3, 4] */
+    const int64_t *state_scales;  /* [6] */
+    int32_t features;
+    int32_t hidden;
+    int32_t zero_point;
+    int16_t *reset;
+    int16_t *update;
+    int16_t *input_side;
+    int16_t *hidden_side;
+};
+
+/* One side of gate g into dst (dst += requantized product, saturating, as CMSIS-NN). */
+void add_side(const Layer &layer, Gate g, bool hidden_side, const int8_t *values, int16_t *dst) {
+    const int32_t columns = hidden_side ? layer.hidden : layer.features;
+    const int8_t *weights = hidden_side ? layer.hidden_weights : layer.input_weights;
+    const int32_t *biases = hidden_side ? layer.hidden_biases : layer.input_biases;
+    const int64_t *scale = layer.gate_scales + 4 * g + (hidden_side ? 2 : 0);
+    arm_nn_vec_mat_mul_result_acc_s8_s16(
+        values, weights + g * layer.hidden * columns, biases + g * layer.hidden, dst,
+        static_cast<int32_t>(scale[0]), static_cast<int32_t>(scale[1]), columns, layer.hidden, 1,
+        1);
+}
+
+/* sigmoid(input side + hidden side) of gate g into dst. */
+void sigmoid_gate(const Layer &layer, Gate g, const int8_t *x, const int8_t *h, int16_t *dst) {
+    memset(dst, 0, layer.hidden * sizeof(int16_t));
+    add_side(layer, g, false, x, dst);
+    add_side(layer, g, true, h, dst);
+    arm_nn_activation_s16(dst, dst, layer.hidden, 0, ARM_SIGMOID);
+}
+
+/* One step: h_out from x and h (h_out may be h: h is read before it is written). */
+void step(const Layer &layer, const int8_t *x, const int8_t *h, int8_t *h_out) {
+    const int32_t size = layer.hidden;
+    sigmoid_gate(layer, kReset, x, h, layer.reset);
+    sigmoid_gate(layer, kUpdate, x, h, layer.update);
+    memset(layer.input_side, 0, size * sizeof(int16_t));
+    memset(layer.hidden_side, 0, size * sizeof(int16_t));
+    add_side(layer, kCandidate, false, x, layer.input_side);
+    add_side(layer, kCandidate, true, h, layer.hidden_side);
+    const int64_t *state = layer.state_scales;
+    arm_elementwise_mul_acc_s16(layer.reset, layer.hidden_side, 0, 0, layer.input_side, 0,
+                                static_cast<int32_t>(state[0]), static_cast<int32_t>(state[1]),
+                                INT16_MIN, INT16_MAX, size);
+    int16_t *const candidate = layer.hidden_side;
+    arm_nn_activation_s16(layer.input_side, candidate, size, 0, ARM_TANH);
+    for (int32_t i = 0; i < size; ++i) {
+        const int32_t z = layer.update[i];
+        const int32_t kept =
+            arm_nn_requantize((kOne - z) * candidate[i], static_cast<int32_t>(state[2]),
+                              static_cast<int32_t>(state[3]));
+        const int32_t carried =
+            arm_nn_requantize(z * (h[i] - layer.zero_point), static_cast<int32_t>(state[4]),
+                              static_cast<int32_t>(state[5]));
+        h_out[i] =
+            static_cast<int8_t>(CLAMP(kept + carried + layer.zero_point, INT8_MAX, INT8_MIN));
+    }
+}
+
+} // namespace
+
+namespace et_zephyr::native {
+
+Tensor &quantized_gru_out(KernelRuntimeContext &context, const Tensor &input,
+                          const Tensor &input_weights, const Tensor &hidden_weights,
+                          const Tensor &input_biases, const Tensor &hidden_biases,
+                          ArrayRef<int64_t> gate_scales, ArrayRef<int64_t> state_scales,
+                          int64_t output_zero_point, bool batch_first, bool last_step,
+                          const Tensor &scratch, Tensor &out) {
+    if (!valid(input, input_weights, hidden_weights, input_biases, hidden_biases, gate_scales,
+               state_scales, output_zero_point, batch_first, last_step, out)) {
+        context.fail(Error::InvalidArgument);
+        return out;
+    }
+    const auto hidden = static_cast<int32_t>(hidden_weights.size(2));
+    const auto features = static_cast<int32_t>(input.size(2));
+    const auto batch = static_cast<int32_t>(input.size(batch_first ? 0 : 1));
+    const auto steps = static_cast<int32_t>(input.size(batch_first ? 1 : 0));
+    auto *const vectors = scratch.mutable_data_ptr<uint8_t>();
+    if (scratch.nbytes() < kScratchVectors * hidden * sizeof(int16_t) ||
+        reinterpret_cast<uintptr_t>(vectors) % alignof(int16_t) != 0) {
+        context.fail(Error::MemoryAllocationFailed);
+        return out;
+    }
+    int16_t *const buffers = reinterpret_cast<int16_t *>(vectors);
+    const Layer layer = {
+        input_weights.const_data_ptr<int8_t>(),
+        hidden_weights.const_data_ptr<int8_t>(),
+        input_biases.const_data_ptr<int32_t>(),
+        hidden_biases.const_data_ptr<int32_t>(),
+        gate_scales.data(),
+        state_scales.data(),
+        features,
+        hidden,
+        static_cast<int32_t>(output_zero_point),
+        buffers,
+        buffers + hidden,
+        buffers + 2 * hidden,
+        buffers + 3 * hidden,
+    };
+    const int8_t *const x = input.const_data_ptr<int8_t>();
+    int8_t *const h = out.mutable_data_ptr<int8_t>();
+    for (int32_t b = 0; b < batch; ++b) {
+        int8_t *previous = nullptr;
+        for (int32_t t = 0; t < steps; ++t) {
+            const int32_t row = batch_first ? b * steps + t : t * batch + b;
+            int8_t *const h_out = h + (last_step ? b : row) * hidden;
+            if (previous == nullptr) {
+                memset(h_out, layer.zero_point, hidden);
+                previous = h_out;
+            }
+            step(layer, x + row * features, previous, h_out);
+            previous = h_out;
+        }
+    }
+    return out;
+}
+
+} // namespace et_zephyr::native
