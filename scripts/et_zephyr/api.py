@@ -277,7 +277,7 @@ def _lower(
                 io[1][0].scale,
             )
     with step("memory planning and serialization"):
-        program = pipeline.plan_and_serialize(lowered, target, options.fast_arena)
+        program = pipeline.plan_within_peak(lowered, target, options.fast_arena)
         pte, serialized = compact_program(program.buffer)
         final_graph = program.exported_program().graph_module
     with step("report"):

@@ -14,7 +14,8 @@ prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
 -> default_dim_order_for_portable (reference/dim_orders.py)
 -> plan_own_kernel_scratch (firmware/kernel_scratch.py)
 -> check_kernels (firmware/kernels.py) -> expose_activations (if asked)
--> run_on_host (the reference) -> plan_and_serialize (planning/offset_planner.py, fast_memory.py)
+-> run_on_host (the reference) -> plan_within_peak (planning/offset_planner.py,
+   fast_memory.py; own Helium kernels' scratch fitted where the plan peaks)
 -> compact_program (planning/compaction.py)
 """
 
@@ -52,13 +53,18 @@ from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
 from . import reference
 from .errors import ExportError, first_line
 from .firmware.analysis import node_macs
-from .firmware.kernel_scratch import resize_scratch
+from .firmware.kernel_scratch import (
+    conv_mve_scratch_floor,
+    depthwise_mve_scratch_bytes,
+    resize_scratch,
+)
 from .firmware.kernels import out_variant_name, source_line
 from .frontend.loading import Inputs
 from .frontend.targets import Target
 from .passes import cortex_m_passes
 from .planning.fast_memory import FastFirstPlanner
 from .planning.layout_views import LayoutViewsPlanning, as_view_copies
+from .planning.memory import live_at_peak
 from .planning.offset_planner import planning_suite
 
 Progress = Callable[[Iterable[Inputs]], Iterable[Inputs]]
@@ -81,6 +87,8 @@ _CONVOLUTION_MODULES = (
 _CORTEX_M_PAD = exir_ops.edge.cortex_m.pad.default
 _CORTEX_M_CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
 _CORTEX_M_DEPTHWISE_CONV = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
+# Marks a depthwise layer plan_within_peak has offered CMSIS-NN's scratch once.
+_UPSTREAM_SCRATCH = "et_zephyr_upstream_scratch"
 _ALPHA_OPERATORS = {torch.ops.aten.add.Tensor, torch.ops.aten.sub.Tensor}
 _BATCH_NORMS = {
     torch.ops.aten.batch_norm.default,
@@ -412,6 +420,64 @@ class _NamingFailures(Interpreter):
                 f"the host reference of {name} (node '{node.name}'{source_line(node)}) "
                 f"failed: {first_line(error)}"
             ) from error
+
+
+def plan_within_peak(
+    program: ExportedProgram, target: Target, fast_arena: int | None = None
+) -> ExecutorchProgramManager:
+    """plan_and_serialize, then, while the plan peaks where one of et-zephyr's Helium
+    convolution kernels runs, that layer given what lets the plan shrink, planned again
+    for as long as the plan gets smaller: a convolution's patch scratch cut to the least
+    its kernel gathers patches with (smaller chunks), a 3x3 depthwise layer CMSIS-NN's
+    scratch (its output may then overlap its input, and the upstream kernel runs it).
+    Speed never at the cost of the arena (firmware/kernel_scratch.py, planning/overlap.py)."""
+    planned = plan_and_serialize(program, target, fast_arena)
+    if target.isa != "mve" or fast_arena is not None:
+        return planned
+    layers = {
+        n.name: n
+        for n in program.graph_module.graph.nodes
+        if n.target in (_CORTEX_M_CONV, _CORTEX_M_DEPTHWISE_CONV)
+    }
+    while True:
+        final = planned.exported_program().graph_module
+        live = live_at_peak(final, target.isa)
+        cuts = [
+            cut
+            for node in final.graph.nodes
+            if node.name in layers
+            and (node.name in live or node.args[-1].name in live)
+            and (cut := _peak_scratch(layers[node.name], target))
+        ]
+        if not cuts:
+            return planned
+        for scratch, _, size in cuts:
+            resize_scratch(scratch, size)
+        candidate = plan_and_serialize(program, target, fast_arena)
+        if _planned_bytes(candidate) >= _planned_bytes(planned):
+            for scratch, size, _ in cuts:
+                resize_scratch(scratch, size)
+            return planned
+        planned = candidate
+
+
+def _peak_scratch(layer: Node, target: Target) -> tuple[Node, int, int] | None:
+    """(scratch, its size, the size that may shrink the plan) of a layer alive where the
+    plan peaks, or None."""
+    scratch = layer.args[-1]
+    size = scratch.meta["val"].numel()
+    if layer.target == _CORTEX_M_CONV:
+        floor = conv_mve_scratch_floor(layer)
+        return (scratch, size, floor) if floor is not None and floor < size else None
+    if depthwise_mve_scratch_bytes(layer) is None or layer.meta.get(_UPSTREAM_SCRATCH):
+        return None
+    (upstream,) = required_cmsis_nn_buffer_sizes(layer, target.config.backend)
+    layer.meta[_UPSTREAM_SCRATCH] = True
+    return (scratch, size, upstream) if upstream > size else None
+
+
+def _planned_bytes(program: ExecutorchProgramManager) -> int:
+    return sum(program.executorch_program.execution_plan[0].non_const_buffer_sizes[1:])
 
 
 def plan_and_serialize(

@@ -215,6 +215,23 @@ def plan_own_kernel_scratch(program: ExportedProgram, target: Target, kernels: s
     return sorted(needed_by)
 
 
+def conv_mve_scratch_floor(node: torch.fx.Node) -> int | None:
+    """The least scratch conv_mve.cpp gathers patches with for this call (its `chunk_rows`:
+    min(rows, _MIN_CHUNK_ROWS) patches, the bases and pair weights ahead where it chunks),
+    or None where it gathers none. Any size from this up runs the same arithmetic in
+    larger chunks."""
+    planned = conv_mve_scratch_bytes(node)
+    if planned is None or _runs_pointwise(node):
+        return None
+    _, k_h, k_w, depth = node.args[1].meta["val"].shape
+    out_val = node.meta["val"]
+    rows = out_val.shape[2] * out_val.shape[3]
+    row_stride = -(-k_h * k_w * depth // _VECTOR_BYTES) * _VECTOR_BYTES
+    if rows <= _MIN_CHUNK_ROWS:
+        return planned
+    return 4 * out_val.shape[1] + _pair_weight_bytes(row_stride) + row_stride * _MIN_CHUNK_ROWS
+
+
 def _conv_mve_takes(node: torch.fx.Node) -> bool:
     """Whether conv_mve.cpp runs this call itself with the scratch it was planned."""
     if not _int8_conv_operands(node, multipliers_at=8):

@@ -176,6 +176,34 @@ def planned_lower_bound(graph: GraphModule, isa: str | None = None) -> int:
     )
 
 
+def live_at_peak(graph: GraphModule, isa: str) -> set[str]:
+    """The nodes whose planned tensors are alive where the lower bound peaks: what a
+    smaller plan must shrink."""
+    specs = _planned_lifetimes(graph)
+    savings = lower_bound_savings(output_overlaps(graph, isa))
+    events = sorted({point for first, last, _ in specs for point in (first, last)})
+    if not events:
+        return set()
+
+    def total(t: int) -> int:
+        live = sum(size for first, last, size in specs if first <= t <= last)
+        return live - sum(saved for first, last, saved, _ in savings if first <= t <= last)
+
+    peak = max(events, key=total)
+    names = set()
+    for node in graph.graph.nodes:
+        spec = node.meta.get("spec")
+        if isinstance(spec, TensorSpec) and _planned_spec(spec):
+            first, last = spec.lifetime
+            if first <= peak <= last:
+                names.add(node.name)
+    return names
+
+
+def _planned_spec(spec: TensorSpec) -> bool:
+    return spec.mem_id is not None and spec.mem_id >= 1 and spec.lifetime[0] is not None
+
+
 def _planned_lifetimes(graph: GraphModule) -> list[tuple[int, int, int]]:
     """(first use, last use, bytes) of each distinct tensor in planned memory."""
     lifetimes = {}
@@ -184,7 +212,7 @@ def _planned_lifetimes(graph: GraphModule) -> list[tuple[int, int, int]]:
         # A view shares its base's storage: count the base only.
         if node.target is memory.view or not isinstance(spec, TensorSpec):
             continue
-        if spec.mem_id is not None and spec.mem_id >= 1 and spec.lifetime[0] is not None:
+        if _planned_spec(spec):
             first, last = spec.lifetime
             lifetimes[id(spec)] = (first, last, spec.allocated_memory)
     return list(lifetimes.values())

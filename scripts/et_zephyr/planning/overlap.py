@@ -24,8 +24,9 @@ is known (the CMSIS-NN commit and et-zephyr's own kernels):
   row-major order, then writes them, when the channels fit one of its blocks (124);
   et-zephyr's Helium depthwise kernel (3x3, stride 1 or 2) works channel group by
   channel group over the whole image, as do the DSP tier's depthwise kernels: never
-  overlapped (the Helium kernel hands a call whose output overlaps its input, from a
-  program planned before it took stride 2, to the upstream kernel);
+  overlapped, unless the call's scratch holds the upstream kernel's buffer (the Helium
+  kernel hands a call whose output overlaps its input to the upstream kernel; et-export
+  plans that where the arena peaks, pipeline.plan_within_peak);
 - arm_elementwise_add_s8 reads a block of both inputs before writing that block.
 The bound used for a convolution: while the outputs of the pixels from p on (in blocks
 of 4) are written, any input from the first byte of pixel p's window on may still be
@@ -120,8 +121,12 @@ def _convolution_offset(node: Node, isa: str) -> int | None:
     if node.target == _DEPTHWISE_CONV:
         _, k_h, k_w, _ = w_val.shape  # [1, kH, kW, C]
         # Helium only, where arm_depthwise_conv_s8_opt gathers 4 pixels' windows of one
-        # channel block first; not the shapes et-zephyr's own kernel may run.
-        own_kernel = depthwise_mve_scratch_bytes(node) is not None
+        # channel block first; not the shapes et-zephyr's own kernel may run, unless the
+        # call's scratch holds the upstream kernel's buffer (it then takes an overlapping
+        # call).
+        own_kernel = depthwise_mve_scratch_bytes(node) is not None and not (
+            _holds_upstream_depthwise_buffer(node, k_h * k_w)
+        )
         if isa != "mve" or own_kernel or c_in != c_out or not 1 < c_in <= _HELIUM_DEPTHWISE_BLOCK:
             return None
     else:
@@ -136,6 +141,14 @@ def _convolution_offset(node: Node, isa: str) -> int | None:
     elif node.target == _CONV and (k_h == 1 or h_in == 1):
         return None  # arm_convolve_1_x_n_s8 on Helium: not examined
     return convolution_offset((c_in, h_in, w_in), (c_out, h_out, w_out), stride, padding)
+
+
+def _holds_upstream_depthwise_buffer(node: Node, window: int) -> bool:
+    """Whether a depthwise call's scratch holds arm_depthwise_conv_s8_opt's buffer on
+    Helium: 4 bytes a channel of its block for each tap of the window."""
+    scratch = node.args[-1]
+    value = scratch.meta.get("val") if isinstance(scratch, Node) else None
+    return value is not None and value.numel() >= 4 * _HELIUM_DEPTHWISE_BLOCK * window
 
 
 def convolution_offset(
