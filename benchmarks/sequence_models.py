@@ -7,9 +7,11 @@ For each model of tests/models/transformers.py and tests/models/recurrent.py (an
 samples/kwt) and each target, prints one table row: MACs on CMSIS-NN, operators left
 on portable kernels other than byte copies, .pte size, planned and method arenas,
 top-1 agreement with the fake-quant and float models on the held-out inputs and the
-largest difference in output steps.
+largest difference in output steps. `--unroll-recurrent` exports GRUs and LSTMs as their
+time steps instead of one operator a layer.
 
-    python benchmarks/sequence_models.py [-t cortex-m55 -t cortex-m3 ...] [MODEL ...]
+    python benchmarks/sequence_models.py [-t cortex-m55 -t cortex-m3 ...] \
+        [--unroll-recurrent] [MODEL ...]
 """
 
 from __future__ import annotations
@@ -36,13 +38,16 @@ MODELS = [
     "tests/models/recurrent.py:lstm",
     "tests/models/recurrent.py:lstm2",
     "tests/models/recurrent.py:lstm_kws",
+    "tests/models/recurrent.py:gru_kws",
+    "tests/models/recurrent.py:gru2_kws",
     "samples/kwt/model.py:kwt",
 ]
 
 
-def row(model: str, target: str) -> str:
+def row(model: str, target: str, unroll_recurrent: bool) -> str:
+    options = ExportOptions(target=target, name="model", unroll_recurrent=unroll_recurrent)
     with quiet_imports():
-        artifacts = export(str(REPO / model), ExportOptions(target=target, name="model"))
+        artifacts = export(str(REPO / model), options)
     manifest = artifacts.manifest
     floats = sorted(
         op
@@ -66,6 +71,9 @@ def row(model: str, target: str) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-t", "--target", action="append", help="default: cortex-m55")
+    parser.add_argument(
+        "--unroll-recurrent", action="store_true", help="GRUs and LSTMs as their time steps"
+    )
     parser.add_argument("models", nargs="*", default=MODELS, help="FILE.py:FACTORY")
     args = parser.parse_args(argv)
     print(
@@ -76,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for model in args.models:
         for target in args.target or ["cortex-m55"]:
-            print(row(model, target), flush=True)
+            print(row(model, target, args.unroll_recurrent), flush=True)
 
 
 if __name__ == "__main__":

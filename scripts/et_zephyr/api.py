@@ -125,7 +125,9 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         for node in pipeline.fold_batch_norm(graph):
             options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
         pipeline.scale_alpha_operands(graph)
-        _rewrite_for_the_quantizer(graph, whole_layers=not options.unroll_recurrent)
+        # Ethos-U's quantizer knows nothing of whole layers: unrolled, they go to the NPU.
+        whole_layers = not options.unroll_recurrent and npu_spec is None
+        _rewrite_for_the_quantizer(graph, whole_layers=whole_layers)
         calibrate_cell_states(graph, prepared.calibration)
         # Quantization rewrites the graph it is given; et-compare's float values need it
         # as it was.
@@ -234,7 +236,6 @@ def _lower(
         dim_orders.default_dim_order_for_portable(lowered)
         # After the dim orders are final: the kernel runs channels-last tensors only.
         scratch_for = plan_own_kernel_scratch(lowered, target, options.kernels)
-        without_fallback = kernels_without_fallback(lowered, target, options.kernels)
         check_kernels(lowered)
         exposed = pipeline.expose_activations(lowered, options.expose_activations)
         plan_layout_views(lowered)
@@ -278,6 +279,8 @@ def _lower(
             )
     with step("memory planning and serialization"):
         program = pipeline.plan_within_peak(lowered, target, options.fast_arena)
+        # After planning, which may have given a layer the upstream kernel's scratch.
+        without_fallback = kernels_without_fallback(lowered, target, options.kernels)
         pte, serialized = compact_program(program.buffer)
         final_graph = program.exported_program().graph_module
     with step("report"):

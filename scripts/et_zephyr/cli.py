@@ -171,11 +171,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "--unroll-recurrent",
         action="store_true",
-        help="run every nn.LSTM as its time steps (quantized linears, adds, muls and tables) "
-        "instead of one CMSIS-NN arm_lstm_unidirectional_s8 call a layer; the program and the "
-        "arena then grow with the number of steps. LSTMs the kernel cannot run (both "
-        "directions, proj_size, an initial state given, the final cell state read) are "
-        "unrolled either way",
+        help="run every nn.LSTM and nn.GRU as its time steps (quantized linears, adds, muls "
+        "and tables) instead of one operator a layer (CMSIS-NN's arm_lstm_unidirectional_s8, "
+        "et-zephyr's GRU kernel); the program and the arena then grow with the number of "
+        "steps. Layers the kernels cannot run (both directions, proj_size, an initial state "
+        "given, an LSTM's final cell state read) and any with --npu are unrolled either way",
     )
     parser.add_argument(
         "--board",

@@ -69,9 +69,10 @@ def fit_problem(
     if flash is not None and footprint.program > flash.size:
         return (
             f"the program ({footprint.program:,} B) does not fit {board}'s {flash.label} "
-            f"({flash.size:,} B): export a smaller model (fewer or narrower layers; a "
-            "recurrent layer is unrolled over every frame today), or put the program in "
-            "another memory (CONFIG_ET_ZEPHYR_MODEL_SECTION)"
+            f"({flash.size:,} B): export a smaller model (fewer or narrower layers; an "
+            "unrolled recurrent layer, --unroll-recurrent or bidirectional, copies itself "
+            "for every frame), or put the program in another memory "
+            "(CONFIG_ET_ZEPHYR_MODEL_SECTION)"
         )
     need = arena_bytes(footprint)
     if ram is not None and need > ram.size:

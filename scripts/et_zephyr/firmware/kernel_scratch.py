@@ -35,6 +35,8 @@ from ..frontend.targets import Target
 _DEPTHWISE_CONV = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
 _CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
 _LINEAR = exir_ops.edge.cortex_m.quantized_linear.default
+# arm_depthwise_conv_s8_opt on Helium runs channel blocks of this many, one after another.
+HELIUM_DEPTHWISE_BLOCK = 124
 # The firmware kernels named as in the manifest and in gen.py's --scratch-kernel.
 DEPTHWISE_CONV_MVE = "depthwise_conv_mve"
 CONV_MVE = "conv_mve"
@@ -249,8 +251,22 @@ def _conv_mve_takes(node: torch.fx.Node) -> bool:
 
 
 def _depthwise_mve_takes(node: torch.fx.Node) -> bool:
+    """Whether depthwise_conv_mve.cpp runs the call itself: its scratch is large enough,
+    and the plan cannot have laid its output over its input (which the upstream kernel's
+    buffer allows, planning/overlap.py)."""
     needed = depthwise_mve_scratch_bytes(node)
-    return needed is not None and node.args[-1].meta["val"].numel() >= needed
+    scratch = node.args[-1].meta["val"].numel()
+    return needed is not None and scratch >= needed and not holds_upstream_depthwise_buffer(node)
+
+
+def holds_upstream_depthwise_buffer(node: torch.fx.Node) -> bool:
+    """Whether a depthwise call's scratch holds arm_depthwise_conv_s8_opt's buffer on
+    Helium (4 bytes a channel of its block for each tap of the window): the upstream
+    kernel can then run the call with its output over its input, in its own order."""
+    scratch = node.args[-1]
+    value = scratch.meta.get("val") if isinstance(scratch, torch.fx.Node) else None
+    window = node.args[1].meta["val"].shape[1] * node.args[1].meta["val"].shape[2]
+    return value is not None and value.numel() >= 4 * HELIUM_DEPTHWISE_BLOCK * window
 
 
 def _is_contiguous(val: torch.Tensor) -> bool:

@@ -44,7 +44,12 @@ import torch
 from executorch.exir.tensor import TensorSpec
 from torch.fx import GraphModule, Node
 
-from ..firmware.kernel_scratch import CHANNELS_LAST, depthwise_mve_scratch_bytes
+from ..firmware.kernel_scratch import (
+    CHANNELS_LAST,
+    HELIUM_DEPTHWISE_BLOCK,
+    depthwise_mve_scratch_bytes,
+    holds_upstream_depthwise_buffer,
+)
 
 _CONV = torch.ops.cortex_m.quantized_conv2d.out
 _DEPTHWISE_CONV = torch.ops.cortex_m.quantized_depthwise_conv2d.out
@@ -53,8 +58,6 @@ _ADD = torch.ops.cortex_m.quantized_add.out
 CHUNK_PIXELS = 4
 # et-zephyr's Helium pointwise kernel takes input depths that are a multiple of this.
 _HELIUM_POINTWISE_DEPTH = 16
-# arm_depthwise_conv_s8_opt on Helium runs channel blocks of this many, one after another.
-_HELIUM_DEPTHWISE_BLOCK = 124
 
 
 @dataclass(frozen=True)
@@ -125,9 +128,9 @@ def _convolution_offset(node: Node, isa: str) -> int | None:
         # call's scratch holds the upstream kernel's buffer (it then takes an overlapping
         # call).
         own_kernel = depthwise_mve_scratch_bytes(node) is not None and not (
-            _holds_upstream_depthwise_buffer(node, k_h * k_w)
+            holds_upstream_depthwise_buffer(node)
         )
-        if isa != "mve" or own_kernel or c_in != c_out or not 1 < c_in <= _HELIUM_DEPTHWISE_BLOCK:
+        if isa != "mve" or own_kernel or c_in != c_out or not 1 < c_in <= HELIUM_DEPTHWISE_BLOCK:
             return None
     else:
         _, k_h, k_w, w_depth = w_val.shape  # OHWI
@@ -141,14 +144,6 @@ def _convolution_offset(node: Node, isa: str) -> int | None:
     elif node.target == _CONV and (k_h == 1 or h_in == 1):
         return None  # arm_convolve_1_x_n_s8 on Helium: not examined
     return convolution_offset((c_in, h_in, w_in), (c_out, h_out, w_out), stride, padding)
-
-
-def _holds_upstream_depthwise_buffer(node: Node, window: int) -> bool:
-    """Whether a depthwise call's scratch holds arm_depthwise_conv_s8_opt's buffer on
-    Helium: 4 bytes a channel of its block for each tap of the window."""
-    scratch = node.args[-1]
-    value = scratch.meta.get("val") if isinstance(scratch, Node) else None
-    return value is not None and value.numel() >= 4 * _HELIUM_DEPTHWISE_BLOCK * window
 
 
 def convolution_offset(
