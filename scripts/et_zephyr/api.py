@@ -129,10 +129,13 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         whole_layers = not options.unroll_recurrent and npu_spec is None
         _rewrite_for_the_quantizer(graph, whole_layers=whole_layers)
         calibrate_cell_states(graph, prepared.calibration)
-        # Quantization rewrites the graph it is given; et-compare's float values need it
-        # as it was.
-        float_graph = copy.deepcopy(graph) if options.layer_data else None
         quantizer = npu.quantizer(npu_spec) if npu_spec else cortex_m_quantizer()
+        # Quantization rewrites the graph it is given; et-compare's float values need it
+        # as it was, its nodes named as the quantizer's own passes rename them (a whole
+        # recurrent layer's, e.g.).
+        float_graph = None
+        if options.layer_data:
+            float_graph = quantizer.transform_for_annotation(copy.deepcopy(graph))
         fake_quant = pipeline.quantize(graph, quantizer, prepared.calibration, options.progress)
     return _lower(fake_quant, prepared, held_out, target, name, options, npu_spec, float_graph)
 

@@ -279,3 +279,18 @@ def test_a_quantizable_lstm_with_zero_states_lowers() -> None:
     assert {op for op, s in operators.items() if s["runs_on"] == "portable"} <= BYTE_COPIES
     macs = artifacts.manifest["macs"]
     assert macs["cmsis_nn"] == macs["total"] > 0
+
+
+def test_et_compare_finds_the_float_and_fake_quant_values_of_whole_layers() -> None:
+    """`--layer-data`: each whole layer's INT8 and float values come from the fake-quant
+    and float graphs, whose nodes the quantizer's own passes name alike."""
+    model, example, samples = recurrent.lstm2()
+    options = api.ExportOptions(
+        target="cortex-m4", name="model", layer_data=True, expose_activations="all"
+    )
+    artifacts = api.export(ModelBundle(model, example, samples), options)
+    layers = artifacts.manifest["exposed_layers"]
+    whole = [layer for layer in layers if "lstm" in layer["operator"]]
+    assert len(whole) == 2
+    assert all(layer["float_node"] and layer["quantize_node"] for layer in whole)
+    assert "model.layers.npz" in artifacts.files
