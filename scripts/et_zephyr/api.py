@@ -90,6 +90,8 @@ class ExportOptions:
     layer_data: bool = False
     io: IOMode = FLOAT_IO
     fast_arena: int | None = None
+    # Planned bytes under which speed is not traded for a smaller plan (None: smallest).
+    arena_budget: int | None = None
     kernels: str = "et-zephyr"
     # Operators to keep in float on portable kernels (cortex_m_passes.FLOAT_OPS).
     float_ops: frozenset[str] = frozenset()
@@ -281,7 +283,9 @@ def _lower(
                 io[1][0].scale,
             )
     with step("memory planning and serialization"):
-        program = pipeline.plan_within_peak(lowered, target, options.fast_arena)
+        program = pipeline.plan_within_peak(
+            lowered, target, options.fast_arena, options.arena_budget
+        )
         # After planning, which may have given a layer the upstream kernel's scratch.
         without_fallback = kernels_without_fallback(lowered, target, options.kernels)
         pte, serialized = compact_program(program.buffer)

@@ -423,14 +423,18 @@ class _NamingFailures(Interpreter):
 
 
 def plan_within_peak(
-    program: ExportedProgram, target: Target, fast_arena: int | None = None
+    program: ExportedProgram,
+    target: Target,
+    fast_arena: int | None = None,
+    budget: int | None = None,
 ) -> ExecutorchProgramManager:
     """plan_and_serialize, then, while the plan peaks where one of et-zephyr's Helium
     convolution kernels runs, that layer given what lets the plan shrink, planned again
     for as long as the plan gets smaller: a convolution's patch scratch cut to the least
     its kernel gathers patches with (smaller chunks), a 3x3 depthwise layer CMSIS-NN's
     scratch (its output may then overlap its input, and the upstream kernel runs it).
-    Speed never at the cost of the arena (firmware/kernel_scratch.py, planning/overlap.py)."""
+    Speed never at the cost of the arena (firmware/kernel_scratch.py, planning/overlap.py),
+    unless the plan already fits `budget` bytes: then none of this."""
     planned = plan_and_serialize(program, target, fast_arena)
     if target.isa != "mve" or fast_arena is not None:
         return planned
@@ -439,7 +443,7 @@ def plan_within_peak(
         for n in program.graph_module.graph.nodes
         if n.target in (_CORTEX_M_CONV, _CORTEX_M_DEPTHWISE_CONV)
     }
-    while True:
+    while budget is None or _planned_bytes(planned) > budget:
         final = planned.exported_program().graph_module
         live = live_at_peak(final, target.isa)
         cuts = [
@@ -459,6 +463,7 @@ def plan_within_peak(
                 resize_scratch(scratch, size)
             return planned
         planned = candidate
+    return planned
 
 
 def _peak_scratch(layer: Node, target: Target) -> tuple[Node, int, int] | None:

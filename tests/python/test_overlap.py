@@ -5,6 +5,7 @@ tier, and plans that use it and still replay exactly."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 
@@ -152,7 +153,8 @@ def test_a_depthwise_layer_at_the_peak_gets_the_scratch_that_lets_the_plan_shrin
     """VWW's MobileNetV1 on Helium peaks at a strided 3x3 depthwise layer, which
     et-zephyr's kernel cannot write over its input: given CMSIS-NN's scratch there, the
     layer's output overlaps its input (the upstream kernel runs it) and the plan shrinks
-    by 7,024 bytes, to its new lower bound; the bytes still replay."""
+    by 7,024 bytes, to its new lower bound; the bytes still replay. `--arena-budget` at
+    the faster plan's size keeps that plan."""
     import et_zephyr.pipeline as pipeline
 
     options = ExportOptions(
@@ -166,6 +168,13 @@ def test_a_depthwise_layer_at_the_peak_gets_the_scratch_that_lets_the_plan_shrin
     assert_replays(fitted, tmp_path)
     # The overlapping call is the upstream kernel's: the firmware must link it.
     assert "depthwise_conv_mve" not in fitted.manifest["target"]["kernels_without_fallback"]
-    monkeypatch.setattr(pipeline, "plan_within_peak", pipeline.plan_and_serialize)
+    # With a budget the faster plan fits, none of it: the plan and kernels of before.
+    unfitted_bytes = 48_416
+    budgeted = export(model, dataclasses.replace(options, arena_budget=unfitted_bytes))
+    assert sum(b["bytes"] for b in budgeted.manifest["memory"]["planned"]) == unfitted_bytes
+    assert "depthwise_conv_mve" in budgeted.manifest["target"]["kernels_without_fallback"]
+    plain = pipeline.plan_and_serialize
+    monkeypatch.setattr(pipeline, "plan_within_peak", lambda p, t, f, b: plain(p, t, f))
     unfitted = export(model, options).manifest["memory"]
-    assert planned <= sum(b["bytes"] for b in unfitted["planned"]) - 4096
+    assert sum(b["bytes"] for b in unfitted["planned"]) == unfitted_bytes
+    assert planned <= unfitted_bytes - 4096
