@@ -19,17 +19,15 @@
 #include <string.h>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
-#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
 
 #include "arm_nnfunctions.h"
 #include "arm_nnsupportfunctions.h"
+#include "recurrent_checks.h"
 
 using executorch::runtime::Error;
-using executorch::runtime::is_contiguous_dim_order;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
-using torch::executor::ScalarType;
 using torch::executor::Tensor;
 
 namespace {
@@ -43,58 +41,15 @@ constexpr int32_t kCellClip = INT16_MAX;   /* PyTorch clips nothing */
 constexpr int64_t kMinCellPower = -27;
 constexpr int64_t kMaxCellPower = -7;
 
-bool is_default_order(const Tensor &t) {
-    return is_contiguous_dim_order(t.dim_order().data(), t.dim());
-}
-
-bool has_shape(const Tensor &t, ScalarType type, int64_t d0, int64_t d1, int64_t d2) {
-    return t.scalar_type() == type && t.dim() == 3 && t.size(0) == d0 && t.size(1) == d1 &&
-           t.size(2) == d2 && is_default_order(t);
-}
-
-bool valid_scales(ArrayRef<int64_t> scales, size_t count) {
-    if (scales.size() != count) {
-        return false;
-    }
-    for (size_t k = 0; k < count; k += 2) {
-        if (scales[k] < 0 || scales[k] > INT32_MAX || scales[k + 1] < -31 || scales[k + 1] > 31) {
-            return false;
-        }
-    }
-    return true;
-}
-
-bool valid_output(const Tensor &input, int64_t hidden, bool batch_first, bool last_step,
-                  const Tensor &out) {
-    if (!last_step) {
-        return has_shape(out, ScalarType::Char, input.size(0), input.size(1), hidden);
-    }
-    return out.scalar_type() == ScalarType::Char && out.dim() == 2 &&
-           out.size(0) == input.size(batch_first ? 0 : 1) && out.size(1) == hidden &&
-           is_default_order(out);
-}
-
 bool valid(const Tensor &input, const Tensor &input_weights, const Tensor &hidden_weights,
            const Tensor &input_biases, const Tensor &hidden_biases, ArrayRef<int64_t> gate_scales,
            ArrayRef<int64_t> state_scales, int64_t output_zero_point, int64_t cell_scale_power,
            bool batch_first, bool last_step, const Tensor &out) {
-    if (input.dim() != 3 || hidden_weights.dim() != 3 || input.numel() == 0) {
-        return false;
-    }
-    const int64_t hidden = hidden_weights.size(2);
-    const int64_t features = input.size(2);
-    return input.scalar_type() == ScalarType::Char && is_default_order(input) &&
-           valid_output(input, hidden, batch_first, last_step, out) &&
-           has_shape(input_weights, ScalarType::Char, kGates, hidden, features) &&
-           has_shape(hidden_weights, ScalarType::Char, kGates, hidden, hidden) &&
-           input_biases.scalar_type() == ScalarType::Int &&
-           input_biases.numel() == kGates * hidden &&
-           hidden_biases.scalar_type() == ScalarType::Int &&
-           hidden_biases.numel() == kGates * hidden && valid_scales(gate_scales, kGateScales) &&
-           valid_scales(state_scales, kStateScales) && output_zero_point >= INT8_MIN &&
-           output_zero_point <= INT8_MAX && cell_scale_power >= kMinCellPower &&
-           cell_scale_power <= kMaxCellPower && input.numel() <= INT32_MAX &&
-           out.numel() <= INT32_MAX;
+    return et_zephyr::native::recurrent::valid_layer(
+               input, input_weights, hidden_weights, input_biases, hidden_biases, kGates,
+               gate_scales, kGateScales, state_scales, kStateScales, output_zero_point, batch_first,
+               last_step, out) &&
+           cell_scale_power >= kMinCellPower && cell_scale_power <= kMaxCellPower;
 }
 
 } // namespace
