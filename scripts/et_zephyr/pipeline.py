@@ -87,8 +87,6 @@ _CONVOLUTION_MODULES = (
 _CORTEX_M_PAD = exir_ops.edge.cortex_m.pad.default
 _CORTEX_M_CONV = exir_ops.edge.cortex_m.quantized_conv2d.default
 _CORTEX_M_DEPTHWISE_CONV = exir_ops.edge.cortex_m.quantized_depthwise_conv2d.default
-# Marks a depthwise layer plan_within_peak has offered CMSIS-NN's scratch once.
-_UPSTREAM_SCRATCH = "et_zephyr_upstream_scratch"
 _ALPHA_OPERATORS = {torch.ops.aten.add.Tensor, torch.ops.aten.sub.Tensor}
 _BATCH_NORMS = {
     torch.ops.aten.batch_norm.default,
@@ -474,10 +472,10 @@ def _peak_scratch(layer: Node, target: Target) -> tuple[Node, int, int] | None:
     if layer.target == _CORTEX_M_CONV:
         floor = conv_mve_scratch_floor(layer)
         return (scratch, size, floor) if floor is not None and floor < size else None
-    if depthwise_mve_scratch_bytes(layer) is None or layer.meta.get(_UPSTREAM_SCRATCH):
+    if depthwise_mve_scratch_bytes(layer) is None:
         return None
+    # Once given, its scratch is the upstream size and nothing more is offered.
     (upstream,) = required_cmsis_nn_buffer_sizes(layer, target.config.backend)
-    layer.meta[_UPSTREAM_SCRATCH] = True
     return (scratch, size, upstream) if upstream > size else None
 
 

@@ -171,16 +171,24 @@ def conv_mve_scratch_bytes(node: torch.fx.Node) -> int | None:
     x_val, w_val, out_val = x.meta["val"], weight.meta["val"], node.meta["val"]
     if any(d != 1 for d in dilation) or x_val.shape[0] != 1 or out_val.shape[0] != 1:
         return None
-    channels, k_h, k_w, depth = w_val.shape  # OHWI
+    channels, _, _, depth = w_val.shape  # OHWI
     if channels != out_val.shape[1] or depth != x_val.shape[1]:
         return None
-    rows = out_val.shape[2] * out_val.shape[3]
-    row_stride = -(-k_h * k_w * depth // _VECTOR_BYTES) * _VECTOR_BYTES
+    rows, row_stride = _patches(node)
     per_chunk = _PATCH_BYTES // row_stride // _CHUNK_MULTIPLE * _CHUNK_MULTIPLE
     chunk = min(rows, max(_MIN_CHUNK_ROWS, per_chunk))
     # In chunks, each channel's bias and input-offset term is summed once, ahead.
     bases = 4 * channels if chunk < rows else 0
     return bases + _pair_weight_bytes(row_stride) + row_stride * chunk
+
+
+def _patches(node: torch.fx.Node) -> tuple[int, int]:
+    """A convolution's patches as conv_mve.cpp gathers them: one an output pixel, each
+    its window's values padded to whole vectors (rows, row stride in bytes)."""
+    _, k_h, k_w, depth = node.args[1].meta["val"].shape  # OHWI
+    out_val = node.meta["val"]
+    rows = out_val.shape[2] * out_val.shape[3]
+    return rows, -(-k_h * k_w * depth // _VECTOR_BYTES) * _VECTOR_BYTES
 
 
 def resize_scratch(scratch: torch.fx.Node, nbytes: int) -> None:
@@ -225,13 +233,11 @@ def conv_mve_scratch_floor(node: torch.fx.Node) -> int | None:
     planned = conv_mve_scratch_bytes(node)
     if planned is None or _runs_pointwise(node):
         return None
-    _, k_h, k_w, depth = node.args[1].meta["val"].shape
-    out_val = node.meta["val"]
-    rows = out_val.shape[2] * out_val.shape[3]
-    row_stride = -(-k_h * k_w * depth // _VECTOR_BYTES) * _VECTOR_BYTES
+    rows, row_stride = _patches(node)
     if rows <= _MIN_CHUNK_ROWS:
         return planned
-    return 4 * out_val.shape[1] + _pair_weight_bytes(row_stride) + row_stride * _MIN_CHUNK_ROWS
+    channels = node.meta["val"].shape[1]
+    return 4 * channels + _pair_weight_bytes(row_stride) + row_stride * _MIN_CHUNK_ROWS
 
 
 def _conv_mve_takes(node: torch.fx.Node) -> bool:
@@ -243,10 +249,7 @@ def _conv_mve_takes(node: torch.fx.Node) -> bool:
     if conv_mve_scratch_bytes(node) is None:
         return False
     # The patch path's fewest bytes: min(rows, _MIN_CHUNK_ROWS) patches (`chunk_rows`).
-    _, k_h, k_w, depth = node.args[1].meta["val"].shape
-    out_val = node.meta["val"]
-    rows = out_val.shape[2] * out_val.shape[3]
-    row_stride = -(-k_h * k_w * depth // _VECTOR_BYTES) * _VECTOR_BYTES
+    rows, row_stride = _patches(node)
     return node.args[-1].meta["val"].numel() >= row_stride * min(rows, _MIN_CHUNK_ROWS)
 
 

@@ -9,6 +9,8 @@ lib/src/kernels/NAME.cpp: that convention is all the firmware build needs
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from executorch.exir.tensor import dim_order_from_stride
 from torch.library import Library, impl, register_fake
@@ -272,40 +274,6 @@ def _lstm(
     return gates_s16.last_of(output, batch_first) if last_step else output
 
 
-@register_fake(f"{NAMESPACE}::quantized_lstm")  # type: ignore[misc]
-def _quantized_lstm_fake(
-    input: torch.Tensor, input_weights: torch.Tensor, hidden_weights: torch.Tensor, *args: object
-) -> torch.Tensor:
-    batch_first, last_step = args[-3], args[-2]
-    shape = _recurrent_output_shape(input, hidden_weights, bool(batch_first), bool(last_step))
-    return input.new_empty(shape, dtype=torch.int8)
-
-
-def _quantized_lstm_values(input: torch.Tensor, *args: object) -> torch.Tensor:
-    *operands, gate_scales, state_scales, zero_point, power, batch_first, last_step, _ = args
-    output = lstm.lstm(
-        input,
-        *operands,  # type: ignore[arg-type]
-        torch.tensor(gate_scales, dtype=torch.int64).view(4, 4),
-        torch.tensor(state_scales, dtype=torch.int64),
-        zero_point,  # type: ignore[arg-type]
-        power,  # type: ignore[arg-type]
-        batch_first,  # type: ignore[arg-type]
-    )
-    return gates_s16.last_of(output, bool(batch_first)) if last_step else output
-
-
-@impl(_library, "quantized_lstm", "CompositeExplicitAutograd")  # type: ignore[misc]
-def _quantized_lstm(input: torch.Tensor, *args: object) -> torch.Tensor:
-    return _quantized_lstm_values(input, *args)
-
-
-@impl(_library, "quantized_lstm.out", "CompositeExplicitAutograd")  # type: ignore[misc]
-def _quantized_lstm_out(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
-    out.copy_(_quantized_lstm_values(input, *args))
-    return out
-
-
 @register_fake(f"{NAMESPACE}::gru")  # type: ignore[misc]
 def _gru_fake(
     input: torch.Tensor,
@@ -333,34 +301,44 @@ def _gru(
     return gates_s16.last_of(output, batch_first) if last_step else output
 
 
-@register_fake(f"{NAMESPACE}::quantized_gru")  # type: ignore[misc]
-def _quantized_gru_fake(
-    input: torch.Tensor, input_weights: torch.Tensor, hidden_weights: torch.Tensor, *args: object
-) -> torch.Tensor:
-    batch_first, last_step = args[-3], args[-2]
-    shape = _recurrent_output_shape(input, hidden_weights, bool(batch_first), bool(last_step))
-    return input.new_empty(shape, dtype=torch.int8)
+def _register_quantized_layer(name: str, layer: Callable[..., torch.Tensor], gates: int) -> None:
+    """The fake tensor and host reference (functional and out) of a whole quantized
+    recurrent layer: `layer` (lstm.lstm, gru.gru) over every step, then the last step's h
+    where the operator keeps only that."""
+
+    def fake(
+        input: torch.Tensor,
+        input_weights: torch.Tensor,
+        hidden_weights: torch.Tensor,
+        *args: object,
+    ) -> torch.Tensor:
+        batch_first, last_step = bool(args[-3]), bool(args[-2])
+        shape = _recurrent_output_shape(input, hidden_weights, batch_first, last_step)
+        return input.new_empty(shape, dtype=torch.int8)
+
+    def values(input: torch.Tensor, *args: object) -> torch.Tensor:
+        # Operands, scales, the output's zero point (and an LSTM's cell power), then the
+        # layout, last_step and the scratch.
+        *head, batch_first, last_step, _ = args
+        operands, (gate_scales, state_scales), rest = head[:4], head[4:6], head[6:]
+        output = layer(
+            input,
+            *operands,
+            torch.tensor(gate_scales, dtype=torch.int64).view(gates, 4),
+            torch.tensor(state_scales, dtype=torch.int64),
+            *rest,
+            batch_first,
+        )
+        return gates_s16.last_of(output, bool(batch_first)) if last_step else output
+
+    def out_variant(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
+        out.copy_(values(input, *args))
+        return out
+
+    register_fake(f"{NAMESPACE}::{name}")(fake)
+    _library.impl(name, values, "CompositeExplicitAutograd")
+    _library.impl(f"{name}.out", out_variant, "CompositeExplicitAutograd")
 
 
-def _quantized_gru_values(input: torch.Tensor, *args: object) -> torch.Tensor:
-    *operands, gate_scales, state_scales, zero_point, batch_first, last_step, _ = args
-    output = gru.gru(
-        input,
-        *operands,  # type: ignore[arg-type]
-        torch.tensor(gate_scales, dtype=torch.int64).view(3, 4),
-        torch.tensor(state_scales, dtype=torch.int64),
-        zero_point,  # type: ignore[arg-type]
-        batch_first,  # type: ignore[arg-type]
-    )
-    return gates_s16.last_of(output, bool(batch_first)) if last_step else output
-
-
-@impl(_library, "quantized_gru", "CompositeExplicitAutograd")  # type: ignore[misc]
-def _quantized_gru(input: torch.Tensor, *args: object) -> torch.Tensor:
-    return _quantized_gru_values(input, *args)
-
-
-@impl(_library, "quantized_gru.out", "CompositeExplicitAutograd")  # type: ignore[misc]
-def _quantized_gru_out(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
-    out.copy_(_quantized_gru_values(input, *args))
-    return out
+_register_quantized_layer("quantized_lstm", lstm.lstm, 4)
+_register_quantized_layer("quantized_gru", gru.gru, 3)
