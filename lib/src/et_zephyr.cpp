@@ -84,9 +84,13 @@ Slot<OpProfiler> g_profiler;
 
 struct Model {
     uint32_t magic;
+    /* The inputs and outputs the application sets and reads; a stateful program's states
+     * follow them (state k: input num_inputs + k, output num_outputs + k). */
     uint32_t num_inputs;
     uint32_t num_outputs;
     uint32_t inputs_set;
+    uint32_t num_states;
+    const et_zephyr_state *states;
     uint64_t last_cycles;
     const et_zephyr_quant *input_quant;
     size_t num_input_quant;
@@ -393,6 +397,107 @@ int input_meta(const Model *m, size_t index, et::TensorInfo *out) {
     return ET_ZEPHYR_OK;
 }
 
+/* Each state's input and output: int8 or int16 tensors of the state's size (et-export's
+ * states are int8 hidden and int16 cell states). */
+int check_states(const Model *m) {
+    const et::MethodMeta meta = m->method()->method_meta();
+    for (uint32_t k = 0; k < m->num_states; ++k) {
+        const et_zephyr_state &state = m->states[k];
+        alignas(et::TensorInfo) unsigned char storage[sizeof(et::TensorInfo)];
+        et::TensorInfo *input = reinterpret_cast<et::TensorInfo *>(storage);
+        const int rc = input_meta(m, m->num_inputs + k, input);
+        if (rc != ET_ZEPHYR_OK) {
+            return rc;
+        }
+        const et::Result<et::TensorInfo> output = meta.output_tensor_meta(m->num_outputs + k);
+        const aten::ScalarType type = input->scalar_type();
+        if (state.buffer == nullptr || !output.ok() || output->scalar_type() != type ||
+            (type != aten::ScalarType::Char && type != aten::ScalarType::Short) ||
+            input->nbytes() != state.nbytes || output->nbytes() != state.nbytes) {
+            ETZ_ERR("init: state %lu (input %lu, output %lu) takes an int8 or int16 buffer of "
+                    "%lu bytes; the config gives %lu bytes%s",
+                    static_cast<unsigned long>(k), static_cast<unsigned long>(m->num_inputs + k),
+                    static_cast<unsigned long>(m->num_outputs + k),
+                    static_cast<unsigned long>(input->nbytes()),
+                    static_cast<unsigned long>(state.nbytes),
+                    state.buffer == nullptr ? " and no buffer" : "");
+            return ET_ZEPHYR_ERR_IO_MISMATCH;
+        }
+    }
+    return ET_ZEPHYR_OK;
+}
+
+/* Every state element to its reset value (check_states() passed: int8 or int16). */
+void reset_states(const Model *m) {
+    for (uint32_t k = 0; k < m->num_states; ++k) {
+        const et_zephyr_state &state = m->states[k];
+        const et::Result<et::TensorInfo> input =
+            m->method()->method_meta().input_tensor_meta(m->num_inputs + k);
+        if (input.ok() && input->scalar_type() == aten::ScalarType::Short) {
+            int16_t *const values = static_cast<int16_t *>(state.buffer);
+            for (size_t i = 0; i < state.nbytes / sizeof(int16_t); ++i) {
+                values[i] = static_cast<int16_t>(state.reset_value);
+            }
+        } else {
+            std::memset(state.buffer, static_cast<int8_t>(state.reset_value), state.nbytes);
+        }
+    }
+}
+
+/* Copy @p data into method input @p index (an input of the application's or a state). */
+int set_method_input(Model *m, size_t index, const void *data, size_t nbytes) {
+    et::Method *method = m->method();
+    alignas(et::TensorInfo) unsigned char storage[sizeof(et::TensorInfo)];
+    et::TensorInfo *meta = reinterpret_cast<et::TensorInfo *>(storage);
+    const int rc = input_meta(m, index, meta);
+    if (rc != ET_ZEPHYR_OK) {
+        return rc;
+    }
+    if (nbytes != meta->nbytes()) {
+        ETZ_ERR("set_input: input %lu takes %lu bytes, %lu given",
+                static_cast<unsigned long>(index), static_cast<unsigned long>(meta->nbytes()),
+                static_cast<unsigned long>(nbytes));
+        return ET_ZEPHYR_ERR_SIZE_MISMATCH;
+    }
+    const size_t rank = meta->sizes().size();
+    if (rank > ET_ZEPHYR_MAX_DIMS || meta->dim_order().size() != rank) {
+        ETZ_ERR("set_input: input %lu has an unsupported rank %lu",
+                static_cast<unsigned long>(index), static_cast<unsigned long>(rank));
+        return ET_ZEPHYR_ERR_UNSUPPORTED;
+    }
+    /* A tensor viewing the caller's data with the input's own shape and dim
+     * order (contiguous strides): the runtime copies it into the planned
+     * input buffer, or shares it when the input is not memory planned. */
+    aten::SizesType sizes[ET_ZEPHYR_MAX_DIMS] = {};
+    aten::DimOrderType dim_order[ET_ZEPHYR_MAX_DIMS] = {};
+    aten::StridesType strides[ET_ZEPHYR_MAX_DIMS] = {};
+    for (size_t d = 0; d < rank; ++d) {
+        sizes[d] = meta->sizes()[d];
+        dim_order[d] = meta->dim_order()[d];
+    }
+    aten::StridesType stride = 1;
+    for (size_t k = rank; k-- > 0;) {
+        const size_t d = dim_order[k];
+        if (d >= rank) {
+            ETZ_ERR("set_input: input %lu has a malformed dim order",
+                    static_cast<unsigned long>(index));
+            return ET_ZEPHYR_ERR_INVALID_PROGRAM;
+        }
+        strides[d] = stride;
+        stride *= sizes[d];
+    }
+    aten::TensorImpl src_impl(meta->scalar_type(), static_cast<ssize_t>(rank), sizes,
+                              const_cast<void *>(data), dim_order, strides);
+    aten::Tensor src(&src_impl);
+    const et::Error e = method->set_input(et::EValue(src), index);
+    if (e != et::Error::Ok) {
+        ETZ_ERR("set_input: the runtime refused input %lu (error 0x%x)",
+                static_cast<unsigned long>(index), err_code(e));
+        return ET_ZEPHYR_ERR_RUNTIME;
+    }
+    return ET_ZEPHYR_OK;
+}
+
 /* What et_zephyr_set_input_float() and et_zephyr_output_float() check alike: a float
  * buffer of the tensor's element count, and a tensor of float32 or of INT8 with a known
  * scale and zero point. */
@@ -620,8 +725,24 @@ int et_zephyr_init(struct et_zephyr_model *handle, const struct et_zephyr_config
     if (rc != ET_ZEPHYR_OK) {
         return rc;
     }
-    m->num_inputs = static_cast<uint32_t>(req.num_inputs);
-    m->num_outputs = static_cast<uint32_t>(req.num_outputs);
+    const size_t num_states = cfg->states != nullptr ? cfg->num_states : 0;
+    if (num_states > req.num_inputs || num_states > req.num_outputs) {
+        ETZ_ERR("init: the config has %lu states; the method only %lu inputs and %lu outputs",
+                static_cast<unsigned long>(num_states), static_cast<unsigned long>(req.num_inputs),
+                static_cast<unsigned long>(req.num_outputs));
+        m->destroy();
+        return ET_ZEPHYR_ERR_IO_MISMATCH;
+    }
+    m->num_inputs = static_cast<uint32_t>(req.num_inputs - num_states);
+    m->num_outputs = static_cast<uint32_t>(req.num_outputs - num_states);
+    m->num_states = static_cast<uint32_t>(num_states);
+    m->states = cfg->states;
+    rc = check_states(m);
+    if (rc != ET_ZEPHYR_OK) {
+        m->destroy();
+        return rc;
+    }
+    reset_states(m);
     m->input_quant = cfg->input_quant;
     m->num_input_quant = cfg->input_quant != nullptr ? cfg->num_input_quant : 0;
     m->output_quant = cfg->output_quant;
@@ -754,57 +875,11 @@ int et_zephyr_set_input(struct et_zephyr_model *handle, size_t index, const void
                 static_cast<unsigned long>(index), static_cast<unsigned long>(m->num_inputs));
         return ET_ZEPHYR_ERR_INVALID_ARGUMENT;
     }
-    et::Method *method = m->method();
-    alignas(et::TensorInfo) unsigned char storage[sizeof(et::TensorInfo)];
-    et::TensorInfo *meta = reinterpret_cast<et::TensorInfo *>(storage);
-    const int rc = input_meta(m, index, meta);
-    if (rc != ET_ZEPHYR_OK) {
-        return rc;
+    const int rc = set_method_input(m, index, data, nbytes);
+    if (rc == ET_ZEPHYR_OK) {
+        m->inputs_set |= 1u << index;
     }
-    if (nbytes != meta->nbytes()) {
-        ETZ_ERR("set_input: input %lu takes %lu bytes, %lu given",
-                static_cast<unsigned long>(index), static_cast<unsigned long>(meta->nbytes()),
-                static_cast<unsigned long>(nbytes));
-        return ET_ZEPHYR_ERR_SIZE_MISMATCH;
-    }
-    const size_t rank = meta->sizes().size();
-    if (rank > ET_ZEPHYR_MAX_DIMS || meta->dim_order().size() != rank) {
-        ETZ_ERR("set_input: input %lu has an unsupported rank %lu",
-                static_cast<unsigned long>(index), static_cast<unsigned long>(rank));
-        return ET_ZEPHYR_ERR_UNSUPPORTED;
-    }
-    /* A tensor viewing the caller's data with the input's own shape and dim
-     * order (contiguous strides): the runtime copies it into the planned
-     * input buffer, or shares it when the input is not memory planned. */
-    aten::SizesType sizes[ET_ZEPHYR_MAX_DIMS] = {};
-    aten::DimOrderType dim_order[ET_ZEPHYR_MAX_DIMS] = {};
-    aten::StridesType strides[ET_ZEPHYR_MAX_DIMS] = {};
-    for (size_t d = 0; d < rank; ++d) {
-        sizes[d] = meta->sizes()[d];
-        dim_order[d] = meta->dim_order()[d];
-    }
-    aten::StridesType stride = 1;
-    for (size_t k = rank; k-- > 0;) {
-        const size_t d = dim_order[k];
-        if (d >= rank) {
-            ETZ_ERR("set_input: input %lu has a malformed dim order",
-                    static_cast<unsigned long>(index));
-            return ET_ZEPHYR_ERR_INVALID_PROGRAM;
-        }
-        strides[d] = stride;
-        stride *= sizes[d];
-    }
-    aten::TensorImpl src_impl(meta->scalar_type(), static_cast<ssize_t>(rank), sizes,
-                              const_cast<void *>(data), dim_order, strides);
-    aten::Tensor src(&src_impl);
-    const et::Error e = method->set_input(et::EValue(src), index);
-    if (e != et::Error::Ok) {
-        ETZ_ERR("set_input: the runtime refused input %lu (error 0x%x)",
-                static_cast<unsigned long>(index), err_code(e));
-        return ET_ZEPHYR_ERR_RUNTIME;
-    }
-    m->inputs_set |= 1u << index;
-    return ET_ZEPHYR_OK;
+    return rc;
 }
 
 int et_zephyr_input_buffer(struct et_zephyr_model *handle, size_t index, void **data,
@@ -900,6 +975,13 @@ int et_zephyr_run(struct et_zephyr_model *handle) {
         }
         return ET_ZEPHYR_ERR_INPUT_NOT_SET;
     }
+    for (uint32_t k = 0; k < m->num_states; ++k) {
+        const int rc =
+            set_method_input(m, m->num_inputs + k, m->states[k].buffer, m->states[k].nbytes);
+        if (rc != ET_ZEPHYR_OK) {
+            return rc;
+        }
+    }
     m->inputs_set = 0;
     TrackingAllocator *temp = m->temp_alloc.get();
     temp->clear_failure();
@@ -918,6 +1000,20 @@ int et_zephyr_run(struct et_zephyr_model *handle) {
         return ET_ZEPHYR_ERR_EXECUTION;
     }
     m->last_cycles = end - start;
+    for (uint32_t k = 0; k < m->num_states; ++k) {
+        const et::EValue &state = m->method()->get_output(m->num_outputs + k);
+        std::memcpy(m->states[k].buffer, state.toTensor().const_data_ptr(), m->states[k].nbytes);
+    }
+    return ET_ZEPHYR_OK;
+}
+
+int et_zephyr_reset_state(struct et_zephyr_model *handle) {
+    const Model *m = ready(handle);
+    if (m == nullptr) {
+        ETZ_ERR("reset_state: model not initialized");
+        return ET_ZEPHYR_ERR_NOT_INITIALIZED;
+    }
+    reset_states(m);
     return ET_ZEPHYR_OK;
 }
 

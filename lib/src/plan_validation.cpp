@@ -311,21 +311,30 @@ int check_scratch(const pte::MethodView &m) {
 
 /* One side (inputs or outputs) against the config's count and dtypes. */
 int check_io(const pte::MethodView &m, bool inputs, const int32_t *dtypes, size_t num_dtypes,
-             size_t num_quant) {
+             size_t num_quant, size_t num_states) {
     const char *what = inputs ? "input" : "output";
     const long n = inputs ? m.num_inputs() : m.num_outputs();
     if (n < 0) {
         ETZ_ERR("plan: the method's %s list is malformed", what);
         return ET_ZEPHYR_ERR_INVALID_PROGRAM;
     }
-    const size_t count = static_cast<size_t>(n);
+    if (static_cast<size_t>(n) < num_states) {
+        ETZ_ERR("plan: the method has %ld %s(s), fewer than the config's %lu states", n, what,
+                static_cast<unsigned long>(num_states));
+        return ET_ZEPHYR_ERR_IO_MISMATCH;
+    }
+    /* A stateful program's states are its last inputs and outputs; the config describes
+     * the others. */
+    const size_t count = static_cast<size_t>(n) - num_states;
     if ((dtypes != nullptr && count != num_dtypes) || (num_quant != 0 && count != num_quant)) {
-        ETZ_ERR("plan: the method has %ld %s(s), the config describes %lu", n, what,
+        ETZ_ERR("plan: the method has %lu %s(s)%s, the config describes %lu",
+                static_cast<unsigned long>(count), what,
+                num_states > 0 ? " besides its states" : "",
                 static_cast<unsigned long>(dtypes != nullptr && count != num_dtypes ? num_dtypes
                                                                                     : num_quant));
         return ET_ZEPHYR_ERR_IO_MISMATCH;
     }
-    for (size_t i = 0; dtypes != nullptr && i < static_cast<size_t>(n); ++i) {
+    for (size_t i = 0; dtypes != nullptr && i < count; ++i) {
         int32_t value = -1;
         pte::TensorView t{};
         const bool ok = inputs ? m.input(i, &value) : m.output(i, &value);
@@ -438,11 +447,13 @@ int validate_plan(const pte::MethodView &m, const size_t *buffer_sizes, size_t n
 }
 
 int validate_io(const pte::MethodView &m, const et_zephyr_config &cfg) {
+    const size_t num_states = cfg.states != nullptr ? cfg.num_states : 0;
     const int rc = check_io(m, true, cfg.input_dtypes, cfg.num_input_dtypes,
-                            cfg.input_quant != nullptr ? cfg.num_input_quant : 0);
-    return rc != ET_ZEPHYR_OK ? rc
-                              : check_io(m, false, cfg.output_dtypes, cfg.num_output_dtypes,
-                                         cfg.output_quant != nullptr ? cfg.num_output_quant : 0);
+                            cfg.input_quant != nullptr ? cfg.num_input_quant : 0, num_states);
+    return rc != ET_ZEPHYR_OK
+               ? rc
+               : check_io(m, false, cfg.output_dtypes, cfg.num_output_dtypes,
+                          cfg.output_quant != nullptr ? cfg.num_output_quant : 0, num_states);
 }
 
 } // namespace et_zephyr

@@ -23,7 +23,7 @@ from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt
 
 from . import pipeline
 from .artifacts import Artifacts, TestVectors, build_artifacts, layers, test_inputs
-from .artifacts.io_spec import program_io, with_program_dim_orders
+from .artifacts.io_spec import program_io, with_program_dim_orders, without_states
 from .common.timing import StepTimes
 from .errors import ExportError, first_line
 from .firmware.analysis import (
@@ -38,6 +38,7 @@ from .frontend.calibration import load_calibration_file, random_calibration
 from .frontend.constant_inputs import bind_constant_inputs
 from .frontend.io_mode import FLOAT_IO, IOMode
 from .frontend.loading import Inputs, ModelBundle, load_model
+from .frontend.streams import Stream, as_streams, concatenated, hops
 from .frontend.targets import DEFAULT_TARGET, Target, resolve_target
 from .passes import cortex_m_passes, int8_edges, npu
 from .passes.attention import decompose_attention
@@ -57,6 +58,7 @@ from .passes.quantizer import cortex_m_quantizer
 from .passes.recurrent import unroll_recurrent
 from .passes.recurrent_kernels import whole_layers_to_kernels
 from .passes.recurrent_layers import calibrate_cell_states, recurrent_layers_whole
+from .passes.recurrent_state import RecurrentState, carry_recurrent_state
 from .passes.requantization import fold_constant_scales, fold_requantize_chains
 from .passes.resize_kernels import bilinear_resizes_to_kernel
 from .passes.spatial_means_as_pools import spatial_means_as_pools
@@ -97,6 +99,8 @@ class ExportOptions:
     float_ops: frozenset[str] = frozenset()
     # Every recurrent layer as its time steps (passes/recurrent.py), LSTMs and GRUs too.
     unroll_recurrent: bool = False
+    # The whole recurrent layers' state carried from run to run (passes/recurrent_state.py).
+    stateful: bool = False
     times: StepTimes = field(default_factory=StepTimes)
     seed: int = 0
     progress: pipeline.Progress = field(default=lambda samples: samples)
@@ -109,12 +113,13 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     step = options.times.step
     target = resolve_target(options.target, options.isa)
     _check_float_ops(options.float_ops)
+    _check_stateful(options)
     with step("load model"):
         bundle = bind_constant_inputs(load_model(model) if isinstance(model, str) else model)
     name = options.name or _default_name(bundle)
     _check_example_inputs(bundle)
     calibration, held_out = _split_data(bundle, options)
-    _check_sample_shapes(bundle, calibration + held_out)
+    _check_sample_shapes(bundle, calibration + held_out, options.stateful)
 
     npu_spec = npu.compile_spec(options.npu) if options.npu else None
 
@@ -123,22 +128,25 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         if prepared.channels_last:
             held_out = [pipeline.to_channels_last(sample) for sample in held_out]
         graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
+    calibration_streams = as_streams(
+        prepared.calibration, prepared.example_inputs, options.stateful
+    )
     with step("quantize"):
         for node in pipeline.fold_batch_norm(graph):
             options.warn(f"BatchNorm '{node}' follows no Conv or Linear: it stays in float")
         pipeline.scale_alpha_operands(graph)
         # Ethos-U's quantizer knows nothing of whole layers: unrolled, they go to the NPU.
         whole_layers = not options.unroll_recurrent and npu_spec is None
-        _rewrite_for_the_quantizer(graph, whole_layers=whole_layers)
-        calibrate_cell_states(graph, prepared.calibration)
+        _rewrite_for_the_quantizer(graph, whole_layers=whole_layers, stateful=options.stateful)
+        calibrate_cell_states(graph, calibration_streams)
         quantizer = npu.quantizer(npu_spec) if npu_spec else cortex_m_quantizer()
         # Quantization rewrites the graph it is given; et-compare's float values need it
         # as it was, its nodes named as the quantizer's own passes rename them (a whole
         # recurrent layer's, e.g.).
         float_graph = None
-        if options.layer_data:
+        if options.layer_data or options.stateful:
             float_graph = quantizer.transform_for_annotation(copy.deepcopy(graph))
-        fake_quant = pipeline.quantize(graph, quantizer, prepared.calibration, options.progress)
+        fake_quant = pipeline.quantize(graph, quantizer, calibration_streams, options.progress)
     return _lower(fake_quant, prepared, held_out, target, name, options, npu_spec, float_graph)
 
 
@@ -157,13 +165,16 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
     return qat_model
 
 
-def _rewrite_for_the_quantizer(graph: GraphModule, whole_layers: bool = False) -> None:
+def _rewrite_for_the_quantizer(
+    graph: GraphModule, whole_layers: bool = False, stateful: bool = False
+) -> None:
     """The model's forms the Cortex-M quantizer does not match, as ones it does: string
     paddings, GLUs, PReLUs, the 1-D family, spatial means, flattens of channels-last
     maps into linears, channel shuffles,
     dilated, grouped and output-padded transpose convolutions, transpose convolutions
     CMSIS-NN pads wrongly, attention, recurrent layers (LSTMs and GRUs whole where they
-    can be, `whole_layers`; QAT trains through the unrolled form), other means."""
+    can be, `whole_layers`, and every one of them `stateful`; QAT trains through the
+    unrolled form), other means."""
     check_constant_weights(graph)
     explicit_padding(graph)
     glu_as_gate(graph)
@@ -176,7 +187,7 @@ def _rewrite_for_the_quantizer(graph: GraphModule, whole_layers: bool = False) -
     crop_transpose_conv_rows(graph)
     decompose_attention(graph)
     if whole_layers:
-        recurrent_layers_whole(graph)
+        recurrent_layers_whole(graph, stateful)
     unroll_recurrent(graph)
     means_to_matmuls(graph)
 
@@ -243,28 +254,35 @@ def _lower(
         scratch_for = plan_own_kernel_scratch(lowered, target, options.kernels)
         check_kernels(lowered)
         exposed = pipeline.expose_activations(lowered, options.expose_activations)
+        # Last: the runtime takes a program's last inputs and outputs for its states.
+        states = carry_recurrent_state(lowered) if options.stateful else []
         plan_layout_views(lowered)
-        io = program_io(lowered, quantized_edges)
+        io = without_states(program_io(lowered, quantized_edges), len(states))
+    held_out_streams = as_streams(held_out, prepared.example_inputs, options.stateful)
     vectors = None
     host_held_out: list[tuple[torch.Tensor, ...]] = []
     if npu_spec is None:
         # The host cannot run the NPU's part: no reference for a delegated program.
         with step("host reference"):
-            # Run once for what the verification and the stored test vectors both need.
+            # Run once for what the verification and the stored test vectors both need:
+            # each held-out stream from reset states, its hops in order.
             needed = len(held_out) if options.verify else max(0, options.vectors - 1)
-            host_held_out = pipeline.run_on_host(
-                lowered,
-                [int8_edges.program_inputs(s, quantized_edges) for s in held_out[:needed]],
-                target,
-            )
+            for stream in held_out_streams[:needed]:
+                host_held_out += pipeline.run_on_host(
+                    lowered,
+                    [int8_edges.program_inputs(hop, quantized_edges) for hop in stream],
+                    target,
+                    states,
+                )
             vectors = _test_vectors(
                 lowered,
                 prepared.example_inputs,
-                held_out,
+                held_out_streams,
                 host_held_out,
                 target,
                 options,
                 quantized_edges,
+                states,
             )
     layer_data = None
     if options.layer_data:
@@ -276,10 +294,13 @@ def _lower(
     agreement = None
     if options.verify and npu_spec is None:
         with step("verification"), torch.no_grad():
+            # A stateful model's float layers run each stream carrying their state, as
+            # the program does; the model's own would start every hop from nothing.
+            float_model = float_graph if states and float_graph else prepared.model
             agreement = compare(
                 [int8_edges.float_outputs(o, quantized_edges)[0] for o in host_held_out],
-                [_first(fake_quant(*sample)) for sample in held_out],
-                [_first(prepared.model(*sample)) for sample in held_out],
+                [_first(r) for s in held_out_streams for r in pipeline.run_stream(fake_quant, s)],
+                [_first(r) for s in held_out_streams for r in pipeline.run_stream(float_model, s)],
                 io[1][0].scale,
             )
     with step("memory planning and serialization"):
@@ -319,6 +340,7 @@ def _lower(
             exposed=exposed,
             layer_data=layer_data,
             io_mode=options.io,
+            states=states,
             scratch_for=scratch_for,
             kernels_without_fallback=without_fallback,
         )
@@ -327,28 +349,32 @@ def _lower(
 def _test_vectors(
     lowered: torch.export.ExportedProgram,
     example_inputs: Inputs,
-    held_out: list[Inputs],
+    held_out: list[Stream],
     host_held_out: list[tuple[torch.Tensor, ...]],
     target: Target,
     options: ExportOptions,
     quantized_edges: EdgeQuantization,
+    states: list[RecurrentState],
 ) -> TestVectors:
     """Stored test inputs (the example and held-out ones), then those the firmware
     generates (float32, quantized by the firmware where an input is INT8), with the host
     reference for all of them; `host_held_out` is the reference for the first held-out
-    inputs, already run."""
-    stored = [example_inputs, *held_out][: options.vectors]
-    recipes = test_inputs.recipes(
-        [example_inputs, *held_out], options.generated_vectors, options.seed
-    )
+    inputs, already run. A stateful program's vectors are hops of the held-out streams
+    and then generated ones, all one stream from reset states, as the firmware runs them."""
+    hops = concatenated([[example_inputs], *held_out])
+    stored = hops[: options.vectors]
+    recipes = test_inputs.recipes(hops, options.generated_vectors, options.seed)
     orders = input_dim_orders(lowered)
     generated = [test_inputs.materialize(row, example_inputs, orders) for row in recipes]
     samples = stored + generated
     program_samples = [int8_edges.program_inputs(sample, quantized_edges) for sample in samples]
-    reused = host_held_out[: len(stored) - 1]
-    fresh = [program_samples[0], *program_samples[1 + len(reused) :]]
-    first, *rest = pipeline.run_on_host(lowered, fresh, target)
-    outputs = [first, *reused, *rest]
+    if states:
+        outputs = pipeline.run_on_host(lowered, program_samples, target, states)
+    else:
+        reused = host_held_out[: len(stored) - 1]
+        fresh = [program_samples[0], *program_samples[1 + len(reused) :]]
+        first, *rest = pipeline.run_on_host(lowered, fresh, target)
+        outputs = [first, *reused, *rest]
     return TestVectors(program_samples, outputs, [None] * len(stored) + list(recipes), samples)
 
 
@@ -414,8 +440,18 @@ def _check_example_inputs(bundle: ModelBundle) -> None:
         ) from error
 
 
-def _check_sample_shapes(bundle: ModelBundle, samples: list[Inputs]) -> None:
+def _check_stateful(options: ExportOptions) -> None:
+    if options.stateful and (options.unroll_recurrent or options.npu):
+        flag = "--unroll-recurrent" if options.unroll_recurrent else "--npu"
+        raise ExportError(f"--stateful carries whole layers' state: it does not work with {flag}")
+
+
+def _check_sample_shapes(bundle: ModelBundle, samples: list[Inputs], stateful: bool) -> None:
     expected = [tuple(t.shape) for t in bundle.example_inputs]
+    if stateful:
+        for sample in samples:
+            hops(sample, bundle.example_inputs)  # a whole number of hops, or an error
+        return
     for sample in samples:
         if [tuple(t.shape) for t in sample] != expected:
             got = [tuple(t.shape) for t in sample]

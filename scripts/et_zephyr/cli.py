@@ -187,6 +187,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "given, an LSTM's final cell state read) and any with --npu are unrolled either way",
     )
     parser.add_argument(
+        "--stateful",
+        action="store_true",
+        help="carry every LSTM's and GRU's state from one run to the next, for a model fed "
+        "a stream: a run takes the example input's frames (one, or a hop of them) and "
+        "continues where the last run stopped; the runtime keeps the state and "
+        "et_zephyr_reset_state() clears it. Calibration and held-out samples may be whole "
+        "sequences, a whole number of hops long: each is fed a hop at a time, and the test "
+        "vectors are one stream",
+    )
+    parser.add_argument(
         "--board",
         metavar="BOARD",
         help="check that the program fits BOARD's flash and the arenas its RAM (the "
@@ -250,6 +260,7 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         kernels=args.kernels,
         float_ops=args.float_ops,
         unroll_recurrent=args.unroll_recurrent,
+        stateful=args.stateful,
         progress=calibration_progress,
         warn=warn,
     )

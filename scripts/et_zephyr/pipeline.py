@@ -21,6 +21,7 @@ prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -60,14 +61,17 @@ from .firmware.kernel_scratch import (
 )
 from .firmware.kernels import out_variant_name, source_line
 from .frontend.loading import Inputs
+from .frontend.streams import Stream
 from .frontend.targets import Target
 from .passes import cortex_m_passes
+from .passes.recurrent_state import RecurrentState
 from .planning.fast_memory import FastFirstPlanner
 from .planning.layout_views import LayoutViewsPlanning, as_view_copies
 from .planning.memory import live_at_peak
 from .planning.offset_planner import planning_suite
+from .reference import own_ops
 
-Progress = Callable[[Iterable[Inputs]], Iterable[Inputs]]
+Progress = Callable[[list[Stream]], Iterable[Stream]]
 
 _CONVOLUTIONS = {
     torch.ops.aten.conv1d.default,
@@ -208,14 +212,24 @@ def scale_alpha_operands(graph: GraphModule) -> int:
 
 
 def quantize(
-    graph: GraphModule, quantizer: Quantizer, calibration: list[Inputs], progress: Progress
+    graph: GraphModule, quantizer: Quantizer, calibration: list[Stream], progress: Progress
 ) -> GraphModule:
-    """PT2E post-training quantization: CortexMQuantizer, or Ethos-U's with an NPU."""
+    """PT2E post-training quantization: CortexMQuantizer, or Ethos-U's with an NPU. Each
+    calibration stream's hops run in order, the recurrent layers' state carried."""
     prepared = prepare_pt2e(graph, quantizer)
     with torch.no_grad():
-        for sample in progress(calibration):
-            prepared(*sample)
+        for stream in progress(calibration):
+            run_stream(prepared, stream)
     return convert_pt2e(prepared)
+
+
+def run_stream(model: Callable[..., object], stream: Stream) -> list[object]:
+    """The model's results for each hop in order, its whole recurrent layers (float, before
+    lowering) starting each hop from the state the one before left."""
+    # One hop runs from nothing: a layer the model calls twice must not carry its state.
+    carried = own_ops.carried_float_states() if len(stream) > 1 else contextlib.nullcontext()
+    with carried:
+        return [model(*hop) for hop in stream]
 
 
 def to_edge_dialect(quantized: torch.nn.Module, example_inputs: Inputs) -> EdgeProgramManager:
@@ -372,20 +386,29 @@ def expose_activations(
 
 
 def run_on_host(
-    program: ExportedProgram, samples: list[Inputs], target: Target
+    program: ExportedProgram,
+    samples: list[Inputs],
+    target: Target,
+    states: Sequence[RecurrentState] = (),
 ) -> list[tuple[torch.Tensor, ...]]:
     """Run the lowered program with the cortex_m ops' host implementations.
 
     These compute the device's integer arithmetic for the target's ISA tier
     (ExecuTorch's, or et_zephyr.reference's where ExecuTorch's is not exact), so
-    their outputs are the bytes the device must reproduce.
+    their outputs are the bytes the device must reproduce. A stateful program
+    (`states`) runs the samples as one stream, as the runtime does: from reset states,
+    each run's final states the next one's inputs; its outputs are then the others.
     """
     interpreter = _NamingFailures(program.module(check_guards=False))
+    carried = [state.reset() for state in states]
     outputs = []
     with torch.no_grad(), reference.installed(target.isa):
         for sample in samples:
-            result = interpreter.run(*sample)
-            outputs.append(tuple(result) if isinstance(result, (tuple, list)) else (result,))
+            result = interpreter.run(*sample, *carried)
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            if carried:
+                result, carried = result[: -len(carried)], list(result[-len(carried) :])
+            outputs.append(result)
     return outputs
 
 

@@ -624,6 +624,72 @@ struct Test {
     void (*fn)(const std::string &);
 };
 
+/* A stateful program (accumulator.pte: output 0 = output 1 = x + state): the runtime
+ * starts from the reset state, carries output 1 into input 1 from run to run, hides both
+ * from the application and starts anew on et_zephyr_reset_state(). */
+void test_states(const std::string &dir) {
+    Blob pte(dir + "/accumulator.pte");
+    alignas(4) int16_t state[4] = {};
+    et_zephyr_state states[1] = {{state, sizeof(state), -7}};
+    et_zephyr_config cfg = config_for(pte);
+    const int32_t in_types[] = {ET_ZEPHYR_DTYPE_INT16};
+    cfg.input_dtypes = in_types;
+    cfg.num_input_dtypes = 1;
+    cfg.states = states;
+    cfg.num_states = 1;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+    CHECK(et_zephyr_num_inputs(&g_model) == 1 && et_zephyr_num_outputs(&g_model) == 1);
+    CHECK(state[0] == -7 && state[3] == -7);
+    et_zephyr_tensor_info info{};
+    CHECK_RC(et_zephyr_input_info(&g_model, 1, &info), ET_ZEPHYR_ERR_INVALID_ARGUMENT);
+    CHECK_RC(et_zephyr_output_info(&g_model, 1, &info), ET_ZEPHYR_ERR_INVALID_ARGUMENT);
+    const int16_t x[4] = {1, 2, 3, 400};
+    CHECK_RC(et_zephyr_set_input(&g_model, 1, x, sizeof(x)), ET_ZEPHYR_ERR_INVALID_ARGUMENT);
+    for (int run = 1; run <= 3; ++run) {
+        CHECK_RC(et_zephyr_set_input(&g_model, 0, x, sizeof(x)), ET_ZEPHYR_OK);
+        CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_OK);
+        CHECK_RC(et_zephyr_output_info(&g_model, 0, &info), ET_ZEPHYR_OK);
+        const int16_t *y = static_cast<const int16_t *>(info.data);
+        for (int i = 0; i < 4; ++i) {
+            CHECK(y[i] == -7 + run * x[i]);
+            CHECK(state[i] == y[i]);
+        }
+    }
+    CHECK_RC(et_zephyr_reset_state(&g_model), ET_ZEPHYR_OK);
+    CHECK(state[0] == -7 && state[3] == -7);
+    CHECK_RC(et_zephyr_set_input(&g_model, 0, x, sizeof(x)), ET_ZEPHYR_OK);
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_OK);
+    CHECK(state[3] == -7 + 400);
+    /* A failed run leaves the state as it was. */
+    CHECK_RC(et_zephyr_run(&g_model), ET_ZEPHYR_ERR_INPUT_NOT_SET);
+    CHECK(state[3] == -7 + 400);
+    et_zephyr_deinit(&g_model);
+    CHECK_RC(et_zephyr_reset_state(&g_model), ET_ZEPHYR_ERR_NOT_INITIALIZED);
+
+    /* A state buffer of the wrong size, none, or more states than the method has. */
+    states[0].nbytes = 6;
+    host_log_clear();
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_IO_MISMATCH);
+    CHECK_LOG("state 0 (input 1, output 1) takes an int8 or int16 buffer of 8 bytes");
+    states[0] = {nullptr, sizeof(state), 0};
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_IO_MISMATCH);
+    CHECK_LOG("no buffer");
+    et_zephyr_state three[3] = {{state, 8, 0}, {state, 8, 0}, {state, 8, 0}};
+    cfg.states = three;
+    cfg.num_states = 3;
+    cfg.input_dtypes = nullptr;
+    cfg.num_input_dtypes = 0;
+    host_log_clear();
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_ERR_IO_MISMATCH);
+    CHECK_LOG("fewer than the config's 3 states");
+    /* Without states the program's own two inputs are the application's. */
+    cfg.states = nullptr;
+    cfg.num_states = 0;
+    CHECK_RC(et_zephyr_init(&g_model, &cfg), ET_ZEPHYR_OK);
+    CHECK(et_zephyr_num_inputs(&g_model) == 2 && et_zephyr_num_outputs(&g_model) == 2);
+    et_zephyr_deinit(&g_model);
+}
+
 const Test kTests[] = {
     {"init_run", test_init_run},
     {"c_api", test_c_api},
@@ -641,6 +707,7 @@ const Test kTests[] = {
     {"hostile_scratch", test_hostile_scratch},
     {"planned_buffers", test_planned_buffers},
     {"float_io_helpers", test_float_io_helpers},
+    {"states", test_states},
 };
 
 } // namespace

@@ -10,6 +10,9 @@ Writes into OUT_DIR:
   affine_relu.pte   forward(x: float32[2, 3]) = relu(x * 2 + 1), portable ops only
   missing_op.pte    forward(x: float32[4]) = etz_test::frobnicate(x) + 1, an operator
                     no kernel is registered for on the host
+  accumulator.pte   forward(x: int16[4], s: int16[4]) = (x + s, x + s): a stateful
+                    program's form (its last input and output a state the runtime
+                    carries), on portable operators
   conv.pte          a CMSIS-NN convolution (et-export for cortex-m3, scalar tier: the
                     host's CMSIS-NN scratch sizes) with its planned scratch tensor
 and hostile programs that pass the flatbuffer verifier, made by editing an exported
@@ -61,6 +64,14 @@ def _frobnicate_out(x: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
 class MissingOp(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.ops.etz_test.frobnicate(x) + 1.0
+
+
+class Accumulator(torch.nn.Module):
+    """The running sum of its inputs, when the runtime feeds output 1 back as input 1."""
+
+    def forward(self, x: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        total = x + state
+        return total, total.clone()
 
 
 def export(
@@ -172,6 +183,9 @@ def main() -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     export(AffineRelu(), (torch.zeros(2, 3),), out_dir / "affine_relu.pte")
     export(MissingOp(), (torch.zeros(4),), out_dir / "missing_op.pte")
+    # Two tensors: one passed twice would be one input of the program.
+    x, state = torch.zeros(4, dtype=torch.int16), torch.zeros(4, dtype=torch.int16)
+    export(Accumulator(), (x, state), out_dir / "accumulator.pte")
     export_conv(out_dir / "conv.pte")
     export_two_buffers(out_dir / "two_buffers.pte")
     affine = (out_dir / "affine_relu.pte").read_bytes()

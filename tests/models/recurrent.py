@@ -141,3 +141,30 @@ def birnn() -> tuple:
     """A bidirectional nn.RNN (tanh) of 24 over 12 frames."""
     torch.manual_seed(0)
     return _bundle(RecurrentKws(nn.RNN, 24, 1, bidirectional=True), 12)
+
+
+def _stream_bundle(model: nn.Module, hop: tuple[int, ...], sequence: tuple[int, ...]) -> tuple:
+    """For et-export --stateful: an example input of one hop and whole sequences (a
+    whole number of hops) to calibrate on."""
+    generator = torch.Generator().manual_seed(1)
+    samples = [(torch.randn(*sequence, generator=generator),) for _ in range(16)]
+    return model.eval(), (torch.randn(*hop, generator=generator),), samples
+
+
+def lstm_kws_stream() -> tuple:
+    """`lstm_kws` fed one frame a run (--stateful), calibrated on 49-frame sequences."""
+    torch.manual_seed(0)
+    return _stream_bundle(RecurrentKws(nn.LSTM, 32, 1), (1, 1, 10), (1, 49, 10))
+
+
+def gru2_stream() -> tuple:
+    """Two GRU layers of 16 fed a hop of 4 frames a run (--stateful)."""
+    torch.manual_seed(0)
+    return _stream_bundle(RecurrentKws(nn.GRU, 16, 2), (1, 4, 10), (1, 24, 10))
+
+
+def lstm_tagger_stream() -> tuple:
+    """`lstm_tagger` (time-major, two sequences, every step labelled) fed 3 frames a run
+    (--stateful)."""
+    torch.manual_seed(0)
+    return _stream_bundle(Tagger(nn.LSTM), (3, 2, 10), (12, 2, 10))

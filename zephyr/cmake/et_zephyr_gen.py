@@ -667,7 +667,14 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         placed = {f"planned{i}": size_ for i, size_ in enumerate(buffers, start=1)}
     else:
         placed = {"planned": planned_size}
-    placed |= {"method": method_size, "temp": temp_size}
+    # et-export --stateful: the recurrent states the runtime keeps between runs, carved
+    # from one array (each 16-byte aligned).
+    states = manifest.get("states", []) if manifest else []
+    state_offsets = [
+        sum(aligned16(int(s["nbytes"])) for s in states[:k]) for k in range(len(states))
+    ]
+    state_size = sum(aligned16(int(s["nbytes"])) for s in states)
+    placed |= {"method": method_size, "temp": temp_size, "state": state_size}
     regions = chosen_regions(args, placed)
     check_board_fit(args, size, placed, regions)
 
@@ -697,7 +704,10 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         "",
         f"extern const uint8_t {name}_pte[];",
         "",
-        planned_arrays + arena("method", method_size) + arena("temp", temp_size),
+        planned_arrays
+        + arena("method", method_size)
+        + arena("temp", temp_size)
+        + arena("state", state_size),
     ]
     if buffers:
         items = ", ".join(
@@ -715,6 +725,12 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         c.append(f"static const int32_t {name}_input_dtypes[] = {{{in_types}}};")
     if n_out_types:
         c.append(f"static const int32_t {name}_output_dtypes[] = {{{out_types}}};")
+    if states:
+        items = ", ".join(
+            f"{{{name}_state_arena + {offset}, {int(s['nbytes'])}, {int(s['reset_value'])}}}"
+            for s, offset in zip(states, state_offsets)
+        )
+        c.append(f"static const struct et_zephyr_state {name}_states[] = {{{items}}};")
 
     def ref(kind: str, size_: int) -> str:
         return f"{name}_{kind}_arena" if size_ else "NULL"
@@ -743,6 +759,8 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         f"    .num_input_dtypes = {n_in_types},",
         f"    .output_dtypes = {name + '_output_dtypes' if n_out_types else 'NULL'},",
         f"    .num_output_dtypes = {n_out_types},",
+        f"    .states = {name + '_states' if states else 'NULL'},",
+        f"    .num_states = {len(states)},",
         "};",
     ]
     (out / f"{name}_model.c").write_text("\n".join(c) + "\n")
@@ -758,13 +776,15 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
         f"#define {name.upper()}_PTE_SIZE {size}\n"
         f"#define {name.upper()}_PLANNED_ARENA_SIZE {planned_size}\n"
         f"#define {name.upper()}_METHOD_ARENA_SIZE {method_size}\n"
-        f"#define {name.upper()}_TEMP_ARENA_SIZE {temp_size}\n\n"
+        f"#define {name.upper()}_TEMP_ARENA_SIZE {temp_size}\n"
+        f"#define {name.upper()}_STATE_SIZE {state_size}\n\n"
         "#ifdef __cplusplus\n}\n#endif\n\n"
         f"#endif /* {guard} */\n"
     )
     print(
         f"et-zephyr: {name}: .pte {size} B in {section}; arenas planned {planned_size} B, "
         f"method {method_size} B, temp {temp_size} B"
+        + (f"; {len(states)} recurrent state(s) {state_size} B" if states else "")
     )
 
 

@@ -112,7 +112,8 @@ enum et_zephyr_status {
      * `*_get_buffer_size` for the operator's shapes on this build's ISA tier. */
     ET_ZEPHYR_ERR_SCRATCH_TOO_SMALL = 20,
     /** The method's number of inputs or outputs, or their dtypes, differ from the config's
-     * (::et_zephyr_config input/output dtypes, or the number of quantization entries). */
+     * (::et_zephyr_config input/output dtypes, or the number of quantization entries), or
+     * a state's input or output differs from its ::et_zephyr_state. */
     ET_ZEPHYR_ERR_IO_MISMATCH = 21,
 };
 
@@ -133,6 +134,24 @@ enum et_zephyr_dtype {
 struct et_zephyr_quant {
     float scale;
     int32_t zero_point;
+};
+
+/**
+ * One recurrent state of a stateful program (`et-export --stateful`): where it lives
+ * between runs. A run starts from it and leaves the state it ends in there, so that runs
+ * continue one stream; et_zephyr_reset_state() starts the stream anew. State k is the
+ * method's input (num_inputs + k) and output (num_outputs + k), counted after those
+ * et_zephyr_num_inputs() and et_zephyr_num_outputs() give, which the application never
+ * sets or reads itself. The generated configuration has one per state, from the manifest.
+ */
+struct et_zephyr_state {
+    /** The state's bytes; the application's memory, kept as long as the model. */
+    void *buffer;
+    /** Its size: the state input's and output's. */
+    size_t nbytes;
+    /** Every element's value after a reset: the state of a run from nothing (an int8
+     * hidden state's zero point, 0 for an int16 cell state). */
+    int32_t reset_value;
 };
 
 /** Everything et_zephyr_init() needs. Unused members must be zero. */
@@ -173,6 +192,9 @@ struct et_zephyr_config {
     size_t num_input_dtypes;
     const int32_t *output_dtypes;
     size_t num_output_dtypes;
+    /** A stateful program's recurrent states (::et_zephyr_state), reset at init. */
+    const struct et_zephyr_state *states;
+    size_t num_states;
 };
 
 /** Shape, type and location of one input or output tensor. */
@@ -264,10 +286,12 @@ int et_zephyr_init(struct et_zephyr_model *model, const struct et_zephyr_config 
 /** Release a model (no memory is freed: the arenas belong to the caller). */
 void et_zephyr_deinit(struct et_zephyr_model *model);
 
-/** Number of inputs of the loaded method (0 if not initialized). */
+/** Number of inputs of the loaded method the application sets (0 if not initialized):
+ * a stateful program's states are not counted. */
 size_t et_zephyr_num_inputs(const struct et_zephyr_model *model);
 
-/** Number of outputs of the loaded method (0 if not initialized). */
+/** Number of outputs of the loaded method the application reads (0 if not initialized):
+ * a stateful program's states are not counted. */
 size_t et_zephyr_num_outputs(const struct et_zephyr_model *model);
 
 /** Describe input @p index. */
@@ -354,12 +378,21 @@ int et_zephyr_output_float(const struct et_zephyr_model *model, size_t index, fl
                            size_t count);
 
 /**
- * Execute the method once.
+ * Execute the method once. A stateful program starts from its states
+ * (::et_zephyr_config.states) and, after a successful run, leaves its final states
+ * there for the next run; a failed run leaves them as they were.
  *
  * @retval ET_ZEPHYR_ERR_INPUT_NOT_SET an input was not set since the last run.
  * @retval ET_ZEPHYR_ERR_EXECUTION a kernel failed.
  */
 int et_zephyr_run(struct et_zephyr_model *model);
+
+/**
+ * Start a stateful program's stream anew: every state back to its reset value, as at
+ * init; the next run computes what a run of a fresh model would. Nothing to do for a
+ * program without states.
+ */
+int et_zephyr_reset_state(struct et_zephyr_model *model);
 
 /** Cycles (platform ticks) the last successful et_zephyr_run() took. */
 uint64_t et_zephyr_last_run_cycles(const struct et_zephyr_model *model);

@@ -3,7 +3,8 @@
  */
 
 /*
- * et_zephyr::quantized_gru.out: a whole GRU layer, every time step, from a zero state.
+ * et_zephyr::quantized_gru.out: a whole GRU layer, every time step, from a zero state
+ * or a carried one.
  * CMSIS-NN has no GRU; this is its LSTM's arithmetic rearranged for PyTorch's GRU
  * (gates reset r, update z, candidate n, in that order):
  *
@@ -19,11 +20,15 @@
  * recurrent products are then exactly zero and b_hn remains), the scratch holds four
  * int16 vectors of the hidden size. With last_step the output is the last h only
  * ([B, H]), each step overwriting the one before (a step reads all of h before it
- * writes it). The host reference is scripts/et_zephyr/reference/gru.py.
+ * writes it). With a carried state (et-export --stateful) the first step reads
+ * hidden_in instead, and the last h is copied to hidden_out. The host reference is
+ * scripts/et_zephyr/reference/gru.py.
  */
 
 #include <stdint.h>
 #include <string.h>
+
+#include <optional>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
@@ -35,7 +40,9 @@
 using executorch::runtime::Error;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
+using torch::executor::ScalarType;
 using torch::executor::Tensor;
+using OptionalTensor = std::optional<Tensor>;
 
 namespace {
 
@@ -119,11 +126,14 @@ Tensor &quantized_gru_out(KernelRuntimeContext &context, const Tensor &input,
                           const Tensor &input_biases, const Tensor &hidden_biases,
                           ArrayRef<int64_t> gate_scales, ArrayRef<int64_t> state_scales,
                           int64_t output_zero_point, bool batch_first, bool last_step,
+                          const OptionalTensor &hidden_in, const OptionalTensor &hidden_out,
                           const Tensor &scratch, Tensor &out) {
-    if (!et_zephyr::native::recurrent::valid_layer(
-            input, input_weights, hidden_weights, input_biases, hidden_biases, kGates, gate_scales,
-            kGateScales, state_scales, kStateScales, output_zero_point, batch_first, last_step,
-            out)) {
+    namespace recurrent = et_zephyr::native::recurrent;
+    if (!recurrent::valid_layer(input, input_weights, hidden_weights, input_biases, hidden_biases,
+                                kGates, gate_scales, kGateScales, state_scales, kStateScales,
+                                output_zero_point, batch_first, last_step, out) ||
+        !recurrent::valid_state(hidden_in, hidden_out, ScalarType::Char,
+                                input.size(batch_first ? 0 : 1), hidden_weights.size(2))) {
         context.fail(Error::InvalidArgument);
         return out;
     }
@@ -155,8 +165,10 @@ Tensor &quantized_gru_out(KernelRuntimeContext &context, const Tensor &input,
     };
     const int8_t *const x = input.const_data_ptr<int8_t>();
     int8_t *const h = out.mutable_data_ptr<int8_t>();
+    const int8_t *const carried =
+        hidden_in.has_value() ? hidden_in->const_data_ptr<int8_t>() : nullptr;
     for (int32_t b = 0; b < batch; ++b) {
-        int8_t *previous = nullptr;
+        const int8_t *previous = carried != nullptr ? carried + b * hidden : nullptr;
         for (int32_t t = 0; t < steps; ++t) {
             const int32_t row = batch_first ? b * steps + t : t * batch + b;
             int8_t *const h_out = h + (last_step ? b : row) * hidden;
@@ -166,6 +178,9 @@ Tensor &quantized_gru_out(KernelRuntimeContext &context, const Tensor &input,
             }
             step(layer, x + row * features, previous, h_out);
             previous = h_out;
+        }
+        if (hidden_out.has_value()) {
+            memcpy(hidden_out->mutable_data_ptr<int8_t>() + b * hidden, previous, hidden);
         }
     }
     return out;

@@ -10,13 +10,18 @@
  * values (two for the gates, one for the cell state). With last_step the output is the
  * last step's h only ([B, H], where a model reads y[:, -1]): the steps run one by one on
  * arm_nn_lstm_step_s8, each reading the h the one before wrote in the output (a step
- * reads all of h before it writes it), so no other step's h is kept. Gates are in PyTorch's order
+ * reads all of h before it writes it), so no other step's h is kept. With a carried state
+ * (et-export --stateful) the layer starts from hidden_in and cell_in and leaves its final
+ * h and cell state in hidden_out and cell_out, which it runs in: CMSIS-NN's own initial
+ * state (cmsis_nn_lstm_context.hidden_state). Gates are in PyTorch's order
  * (input, forget, cell, output); the parameters are et-export's
  * (scripts/et_zephyr/reference/lstm.py, whose arithmetic is this kernel's).
  */
 
 #include <stdint.h>
 #include <string.h>
+
+#include <optional>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
@@ -28,7 +33,9 @@
 using executorch::runtime::Error;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
+using torch::executor::ScalarType;
 using torch::executor::Tensor;
+using OptionalTensor = std::optional<Tensor>;
 
 namespace {
 
@@ -44,12 +51,21 @@ constexpr int64_t kMaxCellPower = -7;
 bool valid(const Tensor &input, const Tensor &input_weights, const Tensor &hidden_weights,
            const Tensor &input_biases, const Tensor &hidden_biases, ArrayRef<int64_t> gate_scales,
            ArrayRef<int64_t> state_scales, int64_t output_zero_point, int64_t cell_scale_power,
-           bool batch_first, bool last_step, const Tensor &out) {
-    return et_zephyr::native::recurrent::valid_layer(
-               input, input_weights, hidden_weights, input_biases, hidden_biases, kGates,
-               gate_scales, kGateScales, state_scales, kStateScales, output_zero_point, batch_first,
-               last_step, out) &&
-           cell_scale_power >= kMinCellPower && cell_scale_power <= kMaxCellPower;
+           bool batch_first, bool last_step, const OptionalTensor &hidden_in,
+           const OptionalTensor &cell_in, const OptionalTensor &hidden_out,
+           const OptionalTensor &cell_out, const Tensor &out) {
+    namespace recurrent = et_zephyr::native::recurrent;
+    if (!recurrent::valid_layer(input, input_weights, hidden_weights, input_biases, hidden_biases,
+                                kGates, gate_scales, kGateScales, state_scales, kStateScales,
+                                output_zero_point, batch_first, last_step, out)) {
+        return false;
+    }
+    const int64_t batch = input.size(batch_first ? 0 : 1);
+    const int64_t hidden = hidden_weights.size(2);
+    return cell_scale_power >= kMinCellPower && cell_scale_power <= kMaxCellPower &&
+           recurrent::valid_state(hidden_in, hidden_out, ScalarType::Char, batch, hidden) &&
+           recurrent::valid_state(cell_in, cell_out, ScalarType::Short, batch, hidden) &&
+           hidden_in.has_value() == cell_in.has_value();
 }
 
 } // namespace
@@ -61,9 +77,12 @@ Tensor &quantized_lstm_out(KernelRuntimeContext &context, const Tensor &input,
                            const Tensor &input_biases, const Tensor &hidden_biases,
                            ArrayRef<int64_t> gate_scales, ArrayRef<int64_t> state_scales,
                            int64_t output_zero_point, int64_t cell_scale_power, bool batch_first,
-                           bool last_step, const Tensor &scratch, Tensor &out) {
+                           bool last_step, const OptionalTensor &hidden_in,
+                           const OptionalTensor &cell_in, const OptionalTensor &hidden_out,
+                           const OptionalTensor &cell_out, const Tensor &scratch, Tensor &out) {
     if (!valid(input, input_weights, hidden_weights, input_biases, hidden_biases, gate_scales,
-               state_scales, output_zero_point, cell_scale_power, batch_first, last_step, out)) {
+               state_scales, output_zero_point, cell_scale_power, batch_first, last_step, hidden_in,
+               cell_in, hidden_out, cell_out, out)) {
         context.fail(Error::InvalidArgument);
         return out;
     }
@@ -123,31 +142,46 @@ Tensor &quantized_lstm_out(KernelRuntimeContext &context, const Tensor &input,
                                    nullptr};
     const int8_t *const x = input.const_data_ptr<int8_t>();
     int8_t *const h = out.mutable_data_ptr<int8_t>();
+    const size_t state_bytes = static_cast<size_t>(batch) * hidden;
+    if (hidden_in.has_value()) {
+        /* The state runs where it ends: in the outputs, from a copy of the inputs. */
+        state.hidden_state = hidden_out->mutable_data_ptr<int8_t>();
+        state.cell_state = cell_out->mutable_data_ptr<int16_t>();
+        memcpy(state.hidden_state, hidden_in->const_data_ptr<int8_t>(), state_bytes);
+        memcpy(state.cell_state, cell_in->const_data_ptr<int16_t>(), vector_bytes);
+    } else {
+        memset(state.cell_state, 0, vector_bytes);
+    }
+    const auto *const h0 = static_cast<const int8_t *>(state.hidden_state);
     arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
     if (!last_step) {
-        /* No hidden state: CMSIS-NN starts from zero and zeroes the cell state itself. */
+        /* From hidden_state (nullptr: zero), leaving the last h there. */
         status = arm_lstm_unidirectional_s8(x, h, &params, &state);
     } else if (!batch_first) {
-        memset(state.cell_state, 0, vector_bytes);
+        /* From a zero state the first step has no recurrent term, as CMSIS-NN's loop. */
+        const int8_t *previous = h0;
         for (int32_t t = 0; t < steps && status == ARM_CMSIS_NN_SUCCESS; ++t) {
-            /* From a zero state the first step has no recurrent term, as CMSIS-NN's loop. */
-            status = arm_nn_lstm_step_s8(x + t * batch * features, t > 0 ? h : nullptr, h, &params,
-                                         &state, 1);
+            status = arm_nn_lstm_step_s8(x + t * batch * features, previous, h, &params, &state, 1);
+            previous = h;
         }
     } else {
         /* Batch-major: one sequence at a time, as arm_lstm_unidirectional_s8 runs them. */
-        memset(state.cell_state, 0, vector_bytes);
         cmsis_nn_lstm_params sequence = params;
         sequence.batch_size = 1;
         for (int32_t b = 0; b < batch && status == ARM_CMSIS_NN_SUCCESS; ++b) {
             cmsis_nn_lstm_context one = state;
             one.cell_state = static_cast<int16_t *>(state.cell_state) + b * hidden;
             int8_t *const h_b = h + b * hidden;
+            const int8_t *previous = h0 != nullptr ? h0 + b * hidden : nullptr;
             for (int32_t t = 0; t < steps && status == ARM_CMSIS_NN_SUCCESS; ++t) {
-                status = arm_nn_lstm_step_s8(x + (b * steps + t) * features, t > 0 ? h_b : nullptr,
-                                             h_b, &sequence, &one, 1);
+                status = arm_nn_lstm_step_s8(x + (b * steps + t) * features, previous, h_b,
+                                             &sequence, &one, 1);
+                previous = h_b;
             }
         }
+    }
+    if (last_step && hidden_in.has_value()) {
+        memcpy(state.hidden_state, h, state_bytes);
     }
     if (status != ARM_CMSIS_NN_SUCCESS) {
         context.fail(Error::InvalidArgument);

@@ -7,7 +7,8 @@
  * quantized_gru.cpp) take: int8 input [B, T, I] or [T, B, I] and output (every
  * step's h, or with last_step the last one's [B, H]), int8 weights [gates, H, I]
  * and [gates, H, H], int32 biases [gates, H], requantization scales as
- * (multiplier, shift) pairs, all in the default dim order.
+ * (multiplier, shift) pairs, a carried state's [B, H] tensors, all in the default dim
+ * order.
  */
 
 #ifndef ET_ZEPHYR_KERNELS_RECURRENT_CHECKS_H_
@@ -15,6 +16,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <optional>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
 #include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
@@ -55,6 +58,20 @@ inline bool valid_output(const Tensor &input, int64_t hidden, bool batch_first, 
     return out.scalar_type() == ScalarType::Char && out.dim() == 2 &&
            out.size(0) == input.size(batch_first ? 0 : 1) && out.size(1) == hidden &&
            is_default_order(out);
+}
+
+/* A carried state (et-export --stateful): the input it starts from and the output it
+ * ends in both given or both absent, each [batch, hidden] of `type`. */
+inline bool valid_state(const std::optional<Tensor> &in, const std::optional<Tensor> &out,
+                        ScalarType type, int64_t batch, int64_t hidden) {
+    if (in.has_value() != out.has_value()) {
+        return false;
+    }
+    const auto fits = [&](const Tensor &t) {
+        return t.scalar_type() == type && t.dim() == 2 && t.size(0) == batch &&
+               t.size(1) == hidden && is_default_order(t);
+    };
+    return !in.has_value() || (fits(*in) && fits(*out));
 }
 
 /* A layer of `gates` gates with `gate_words` gate scale words and `state_words`

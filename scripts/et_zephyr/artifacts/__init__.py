@@ -23,6 +23,7 @@ from ..firmware.analysis import OperatorStats, histogram, layout_copies
 from ..frontend.io_mode import FLOAT_IO, IOMode
 from ..frontend.loading import Inputs
 from ..frontend.targets import Target
+from ..passes.recurrent_state import RecurrentState
 from ..planning.memory import ArenaSizes, kconfig_fragment
 from ..reference.verify import Agreement
 from .codegen import program_schema_headers, schemas_yaml
@@ -75,6 +76,7 @@ def build_artifacts(
     exposed: list[str],
     layer_data: tuple[list[LayerOrigin], dict[str, np.ndarray]] | None = None,
     io_mode: IOMode = FLOAT_IO,
+    states: Sequence[RecurrentState] = (),
     scratch_for: Sequence[str] = (),
     kernels_without_fallback: Sequence[str] = (),
 ) -> Artifacts:
@@ -92,6 +94,9 @@ def build_artifacts(
         "io": io_mode.to_json(),
         "inputs": [i.to_json() for i in inputs],
         "outputs": [o.to_json() for o in outputs],
+        # et-export --stateful: the recurrent states the runtime keeps between runs, the
+        # program's last inputs and outputs (after those above), in this order.
+        "states": [state.to_json() for state in states],
         "exposed_activations": exposed,
         "exposed_layers": [o.to_json() for o in layer_data[0]] if layer_data else None,
         "operators": {

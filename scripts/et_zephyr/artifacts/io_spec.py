@@ -60,6 +60,15 @@ def program_io(
     return inputs, outputs
 
 
+def without_states(
+    io: tuple[list[TensorIO], list[TensorIO]], states: int
+) -> tuple[list[TensorIO], list[TensorIO]]:
+    """The inputs and outputs the application gives and reads: a stateful program's last
+    `states` inputs and outputs are its recurrent states, which the runtime keeps."""
+    inputs, outputs = io
+    return (inputs[:-states], outputs[:-states]) if states else io
+
+
 def with_program_dim_orders(
     io: tuple[list[TensorIO], list[TensorIO]], plan: ExecutionPlan
 ) -> tuple[list[TensorIO], list[TensorIO]]:

@@ -20,7 +20,7 @@ calibration data reach (`calibrate_cell_states`), as TFLite's converter chooses 
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -28,10 +28,10 @@ from torch.fx import GraphModule, Interpreter, Node
 from torch.fx.node import Argument
 from torch.fx.node import Target as CallTarget
 
-from ..reference import (
-    gates_s16,
-    own_ops,  # noqa: F401  (defines et_zephyr::lstm and ::gru)
-)
+from ..errors import ExportError
+from ..firmware.kernels import source_line
+from ..frontend.streams import Stream
+from ..reference import gates_s16, own_ops
 from ..reference import lstm as lstm_reference
 from .fx_nodes import attribute, call, constant
 from .recurrent import single_step
@@ -41,14 +41,24 @@ WHOLE_LSTM = torch.ops.et_zephyr.lstm.default
 WHOLE_GRU = torch.ops.et_zephyr.gru.default
 WHOLE_LAYERS = (WHOLE_LSTM, WHOLE_GRU)
 _RECURRENT = (aten.lstm.input, aten.gru.input)
+_UNROLLED_ONLY = (aten.rnn_tanh.input, aten.rnn_relu.input)
 
 
-def recurrent_layers_whole(graph: GraphModule) -> int:
+def recurrent_layers_whole(graph: GraphModule, stateful: bool = False) -> int:
     """Each eligible aten.lstm and aten.gru becomes one et_zephyr::lstm or et_zephyr::gru
-    a layer. Returns how many changed."""
+    a layer. Returns how many changed. `stateful` (et-export --stateful): a recurrent
+    layer that cannot stay whole, whose state could then not be carried, is an error."""
     changed = 0
     for node in list(graph.graph.nodes):
-        if node.op != "call_function" or node.target not in _RECURRENT or not _eligible(node):
+        if node.op != "call_function" or node.target not in _RECURRENT + _UNROLLED_ONLY:
+            continue
+        reason = _not_whole(node)
+        if reason is not None and stateful:
+            raise ExportError(
+                f"--stateful: the recurrent layer '{node.name}'{source_line(node)} cannot "
+                f"carry its state: {reason}"
+            )
+        if reason is not None:
             continue
         last_step = _reads_last_step_only(node)
         with graph.graph.inserting_before(node):
@@ -60,19 +70,26 @@ def recurrent_layers_whole(graph: GraphModule) -> int:
     return changed
 
 
-def _eligible(node: Node) -> bool:
+def _not_whole(node: Node) -> str | None:
+    """Why the layer cannot stay whole (it is then unrolled), or None."""
+    if node.target in _UNROLLED_ONLY:
+        return "nn.RNN layers run unrolled; carry an LSTM's or a GRU's"
     _, initial, params, has_biases, layers, _, _, bidirectional, _ = node.args
-    if bidirectional or len(params) != (4 if has_biases else 2) * layers:
-        return False  # both directions, or proj_size's extra weight per layer
+    if bidirectional:
+        return "it runs both directions"
+    if len(params) != (4 if has_biases else 2) * layers:
+        return "it has projections (proj_size)"
     if any(p.op != "get_attr" for p in params):
-        return False
+        return "its weights are computed in the model"
     states = initial if node.target == aten.lstm.input else [initial]
     if not all(s.target == aten.zeros.default for s in states):
-        return False
+        return "the model passes it an initial state"
     # The outputs (0) and final hidden states (1); an LSTM's int16 cell states stay inside.
-    return all(
+    if not all(
         u.target == operator.getitem and (u.args[1] in (0, 1) or not u.users) for u in node.users
-    )
+    ):
+        return "the model reads its final cell state"
+    return None
 
 
 def _reads_last_step_only(node: Node) -> bool:
@@ -131,18 +148,21 @@ def _replace_uses(graph: GraphModule, node: Node, layers: list[Node], last_step:
     graph.graph.erase_node(node)
 
 
-def calibrate_cell_states(
-    graph: GraphModule, calibration: Sequence[Sequence[torch.Tensor]]
-) -> None:
-    """Run the float graph on the calibration data and give each et_zephyr::lstm the
-    power of two of its cell state's scale."""
+def calibrate_cell_states(graph: GraphModule, calibration: list[Stream]) -> None:
+    """Run the float graph on the calibration data, each stream's hops in order with the
+    state carried, and give each et_zephyr::lstm the power of two of its cell state's
+    scale."""
     layers = [n for n in graph.graph.nodes if n.op == "call_function" and n.target == WHOLE_LSTM]
     if not layers:
         return
     recorder = _CellRanges(graph)
     with torch.no_grad():
-        for sample in calibration:
-            recorder.run(*sample)
+        for stream in calibration:
+            # One hop runs from nothing (a layer the model calls twice must not carry).
+            carried = own_ops.carried_float_states() if len(stream) > 1 else nullcontext()
+            with carried:
+                for hop in stream:
+                    recorder.run(*hop)
     for node in layers:
         power = lstm_reference.cell_scale_power(recorder.largest.get(node.name, 0.0))
         node.args = (*node.args[:6], power)
@@ -166,7 +186,16 @@ class _CellRanges(Interpreter):
         if target != WHOLE_LSTM:
             return super().call_function(target, args, kwargs)
         x, weight_ih, weight_hh, bias, batch_first, last_step, _ = args
-        output, largest = lstm_reference.float_lstm(x, weight_ih, weight_hh, bias, batch_first)  # type: ignore[arg-type]
+        state = own_ops.carried_state(weight_ih)  # type: ignore[arg-type]
+        output, largest, final = lstm_reference.float_lstm(
+            x,  # type: ignore[arg-type]
+            weight_ih,  # type: ignore[arg-type]
+            weight_hh,  # type: ignore[arg-type]
+            bias,  # type: ignore[arg-type]
+            bool(batch_first),
+            state,  # type: ignore[arg-type]
+        )
+        own_ops.carry_state(weight_ih, final)  # type: ignore[arg-type]
         if last_step:
             output = gates_s16.last_of(output, bool(batch_first))
         name = self._current.name

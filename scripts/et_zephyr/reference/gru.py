@@ -120,11 +120,12 @@ def float_gru(
     bias_ih: torch.Tensor | None,
     bias_hh: torch.Tensor | None,
     batch_first: bool,
+    state: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """The float layer: PyTorch's nn.GRU from a zero state."""
+    """The float layer: PyTorch's nn.GRU from `state` ([B, H]) or a zero one."""
     steps = input.transpose(0, 1) if batch_first else input
     hidden = weight_hh.shape[1]
-    h = steps.new_zeros(steps.shape[1], hidden)
+    h = steps.new_zeros(steps.shape[1], hidden) if state is None else state
     outputs = []
     for x_t in steps:
         x_side = x_t @ weight_ih.T + (0 if bias_ih is None else bias_ih)
@@ -152,6 +153,33 @@ def gru(
 ) -> torch.Tensor:
     """The layer's int8 outputs h for every step ([B, T, H] or [T, B, H] like the input)
     from a zero state: quantized_gru.cpp's arithmetic."""
+    return gru_with_state(
+        input,
+        input_weights,
+        hidden_weights,
+        input_biases,
+        hidden_biases,
+        gate_scales,
+        state_scales,
+        output_zero_point,
+        batch_first,
+    )[0]
+
+
+def gru_with_state(
+    input: torch.Tensor,
+    input_weights: torch.Tensor,
+    hidden_weights: torch.Tensor,
+    input_biases: torch.Tensor,
+    hidden_biases: torch.Tensor,
+    gate_scales: torch.Tensor,
+    state_scales: torch.Tensor,
+    output_zero_point: int,
+    batch_first: bool,
+    hidden_in: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The layer's int8 outputs and final h ([B, H]) from `hidden_in` (int8 [B, H]; a
+    carried state, et-export --stateful) or a zero one (h = z_h)."""
     x = input.to(torch.int64)
     steps = x.transpose(0, 1) if batch_first else x  # [T, B, I]
     w_in, w_hid = input_weights.to(torch.int64), hidden_weights.to(torch.int64)
@@ -160,6 +188,8 @@ def gru(
     reset_scale, keep_scale, update_scale = state_scales.to(torch.int64).view(3, 2)
     batch, hidden = steps.shape[1], w_hid.shape[1]
     h = torch.full((batch, hidden), output_zero_point, dtype=torch.int64)
+    if hidden_in is not None:
+        h = hidden_in.reshape(batch, hidden).to(torch.int64)
     outputs = []
 
     def pre_activation(gate: int, x_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -182,4 +212,4 @@ def gru(
         h = (kept + carried + output_zero_point).clamp(-128, 127)
         outputs.append(h)
     result = torch.stack(outputs)
-    return (result.transpose(0, 1) if batch_first else result).to(torch.int8)
+    return (result.transpose(0, 1) if batch_first else result).to(torch.int8), h.to(torch.int8)

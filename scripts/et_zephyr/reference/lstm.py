@@ -122,13 +122,17 @@ def float_lstm(
     weight_hh: torch.Tensor,
     bias: torch.Tensor | None,
     batch_first: bool,
-) -> tuple[torch.Tensor, float]:
-    """The float layer (PyTorch's nn.LSTM from a zero state) and the largest |c| it
-    reached, which sets the cell state's scale."""
+    state: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> tuple[torch.Tensor, float, tuple[torch.Tensor, torch.Tensor]]:
+    """The float layer (PyTorch's nn.LSTM from `state`, (h, c) each [B, H], or a zero
+    one), the largest |c| it reached, which sets the cell state's scale, and its final
+    (h, c)."""
     steps = input.transpose(0, 1) if batch_first else input
     hidden = weight_hh.shape[1]
     h = steps.new_zeros(steps.shape[1], hidden)
     c = torch.zeros_like(h)
+    if state is not None:
+        h, c = state
     largest = 0.0
     outputs = []
     for x_t in steps:
@@ -141,7 +145,7 @@ def float_lstm(
         largest = max(largest, float(c.abs().max()))
         outputs.append(h)
     result = torch.stack(outputs)
-    return (result.transpose(0, 1) if batch_first else result).contiguous(), largest
+    return (result.transpose(0, 1) if batch_first else result).contiguous(), largest, (h, c)
 
 
 def lstm(
@@ -158,6 +162,38 @@ def lstm(
 ) -> torch.Tensor:
     """The layer's int8 outputs h for every step ([B, T, H] or [T, B, H] like the input)
     from a zero state: arm_lstm_unidirectional_s8's arithmetic."""
+    return lstm_with_state(
+        input,
+        input_weights,
+        hidden_weights,
+        input_biases,
+        hidden_biases,
+        gate_scales,
+        state_scales,
+        output_zero_point,
+        cell_power,
+        batch_first,
+    )[0]
+
+
+def lstm_with_state(
+    input: torch.Tensor,
+    input_weights: torch.Tensor,
+    hidden_weights: torch.Tensor,
+    input_biases: torch.Tensor,
+    hidden_biases: torch.Tensor,
+    gate_scales: torch.Tensor,
+    state_scales: torch.Tensor,
+    output_zero_point: int,
+    cell_power: int,
+    batch_first: bool,
+    hidden_in: torch.Tensor | None = None,
+    cell_in: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The layer's int8 outputs, final int8 h and final int16 cell state ([B, H] each)
+    from the given state (`hidden_in` int8 and `cell_in` int16, [B, H]; a carried one,
+    et-export --stateful) or a zero one. A given first h takes the recurrent products a
+    zero state skips: from h = z_h they are zero, and the step the same."""
     x = input.to(torch.int64)
     steps = x.transpose(0, 1) if batch_first else x  # [T, B, I]
     w_in = input_weights.to(torch.int64)
@@ -168,7 +204,9 @@ def lstm(
     forget_to_cell, input_to_cell, to_output = state_scales.to(torch.int64).view(3, 2)
     batch, hidden = steps.shape[1], w_hid.shape[1]
     cell = torch.zeros(batch, hidden, dtype=torch.int64)
-    h: torch.Tensor | None = None
+    if cell_in is not None:
+        cell = cell_in.reshape(batch, hidden).to(torch.int64)
+    h = None if hidden_in is None else hidden_in.reshape(batch, hidden).to(torch.int64)
     outputs = []
 
     def gate(index: int, x_t: torch.Tensor) -> torch.Tensor:
@@ -189,4 +227,9 @@ def lstm(
         h = (product(output_gate, squashed, to_output) + output_zero_point).clamp(-128, 127)
         outputs.append(h)
     result = torch.stack(outputs)
-    return (result.transpose(0, 1) if batch_first else result).to(torch.int8)
+    assert h is not None, "an LSTM layer of no steps"
+    return (
+        (result.transpose(0, 1) if batch_first else result).to(torch.int8),
+        h.to(torch.int8),
+        cell.to(torch.int16),
+    )

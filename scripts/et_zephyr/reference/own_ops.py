@@ -9,7 +9,8 @@ lib/src/kernels/NAME.cpp: that convention is all the firmware build needs
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 
 import torch
 from executorch.exir.tensor import dim_order_from_stride
@@ -72,17 +73,22 @@ _library.define(
 )
 
 # The same layer in integers on arm_lstm_unidirectional_s8 (quantized_lstm.cpp;
-# reference/lstm.py); the scratch holds its two gate buffers and its cell state.
+# reference/lstm.py); the scratch holds its two gate buffers and its cell state. With a
+# carried state (et-export --stateful, passes/recurrent_state.py) the layer starts from
+# hidden_in (int8) and cell_in (int16), [B, H] each, and writes its final ones to
+# hidden_out and cell_out, program inputs and outputs the runtime keeps between runs.
 _LSTM_ARGUMENTS = (
     "Tensor input, Tensor input_weights, Tensor hidden_weights, Tensor input_biases, "
     "Tensor hidden_biases, int[] gate_scales, int[] state_scales, int output_zero_point, "
-    "int cell_scale_power, bool batch_first, bool last_step, Tensor scratch"
+    "int cell_scale_power, bool batch_first, bool last_step, Tensor? hidden_in, "
+    "Tensor? cell_in, Tensor? hidden_out, Tensor? cell_out, Tensor scratch"
 )
 _library.define(f"quantized_lstm({_LSTM_ARGUMENTS}) -> Tensor")
 _library.define(f"quantized_lstm.out({_LSTM_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
 
 # A whole GRU layer in float and in integers, as the LSTM's (quantized_gru.cpp;
-# reference/gru.py); the scratch holds four int16 vectors of the hidden size.
+# reference/gru.py); the scratch holds four int16 vectors of the hidden size; its carried
+# state is h alone.
 _library.define(
     "gru(Tensor input, Tensor weight_ih, Tensor weight_hh, Tensor? bias_ih, Tensor? bias_hh, "
     "bool batch_first, bool last_step) -> Tensor"
@@ -90,7 +96,7 @@ _library.define(
 _GRU_ARGUMENTS = (
     "Tensor input, Tensor input_weights, Tensor hidden_weights, Tensor input_biases, "
     "Tensor hidden_biases, int[] gate_scales, int[] state_scales, int output_zero_point, "
-    "bool batch_first, bool last_step, Tensor scratch"
+    "bool batch_first, bool last_step, Tensor? hidden_in, Tensor? hidden_out, Tensor scratch"
 )
 _library.define(f"quantized_gru({_GRU_ARGUMENTS}) -> Tensor")
 _library.define(f"quantized_gru.out({_GRU_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
@@ -247,6 +253,34 @@ def _recurrent_output_shape(
     return [*input.shape[:2], hidden_weights.shape[-1]]
 
 
+# Final float states by layer (its input weights' storage) while carried_float_states()
+# is active; None otherwise.
+_carried: dict[int, object] | None = None
+
+
+@contextlib.contextmanager
+def carried_float_states() -> Iterator[dict[int, object]]:
+    """While active, each float whole LSTM and GRU layer starts from the final state its
+    previous call left: a long sequence fed a hop at a time, as et-export --stateful
+    calibrates. Clear the dictionary it gives between sequences."""
+    global _carried
+    _carried = {}
+    try:
+        yield _carried
+    finally:
+        _carried = None
+
+
+def carried_state(weight_ih: torch.Tensor) -> object | None:
+    """The state a float layer starts from: the one it left, while states are carried."""
+    return None if _carried is None else _carried.get(weight_ih.data_ptr())
+
+
+def carry_state(weight_ih: torch.Tensor, final: object) -> None:
+    if _carried is not None:
+        _carried[weight_ih.data_ptr()] = final
+
+
 @register_fake(f"{NAMESPACE}::lstm")  # type: ignore[misc]
 def _lstm_fake(
     input: torch.Tensor,
@@ -270,7 +304,9 @@ def _lstm(
     last_step: bool,
     cell_scale_power: int,
 ) -> torch.Tensor:
-    output = lstm.float_lstm(input, weight_ih, weight_hh, bias, batch_first)[0]
+    state = carried_state(weight_ih)
+    output, _, final = lstm.float_lstm(input, weight_ih, weight_hh, bias, batch_first, state)  # type: ignore[arg-type]
+    carry_state(weight_ih, final)
     return gates_s16.last_of(output, batch_first) if last_step else output
 
 
@@ -297,14 +333,20 @@ def _gru(
     batch_first: bool,
     last_step: bool,
 ) -> torch.Tensor:
-    output = gru.float_gru(input, weight_ih, weight_hh, bias_ih, bias_hh, batch_first)
+    state = carried_state(weight_ih)
+    output = gru.float_gru(input, weight_ih, weight_hh, bias_ih, bias_hh, batch_first, state)  # type: ignore[arg-type]
+    carry_state(weight_ih, gates_s16.last_of(output, batch_first))
     return gates_s16.last_of(output, batch_first) if last_step else output
 
 
-def _register_quantized_layer(name: str, layer: Callable[..., torch.Tensor], gates: int) -> None:
+def _register_quantized_layer(
+    name: str, layer: Callable[..., tuple[torch.Tensor, ...]], gates: int, states: int
+) -> None:
     """The fake tensor and host reference (functional and out) of a whole quantized
-    recurrent layer: `layer` (lstm.lstm, gru.gru) over every step, then the last step's h
-    where the operator keeps only that."""
+    recurrent layer: `layer` (lstm.lstm_with_state, gru.gru_with_state) over every step,
+    then the last step's h where the operator keeps only that; with a carried state (its
+    `states` inputs, then as many outputs, given) its final state written to the outputs,
+    as the kernel writes them."""
 
     def fake(
         input: torch.Tensor,
@@ -312,23 +354,29 @@ def _register_quantized_layer(name: str, layer: Callable[..., torch.Tensor], gat
         hidden_weights: torch.Tensor,
         *args: object,
     ) -> torch.Tensor:
-        batch_first, last_step = bool(args[-3]), bool(args[-2])
+        batch_first, last_step = bool(args[-3 - 2 * states]), bool(args[-2 - 2 * states])
         shape = _recurrent_output_shape(input, hidden_weights, batch_first, last_step)
         return input.new_empty(shape, dtype=torch.int8)
 
     def values(input: torch.Tensor, *args: object) -> torch.Tensor:
-        # Operands, scales, the output's zero point (and an LSTM's cell power), then the
-        # layout, last_step and the scratch.
-        *head, batch_first, last_step, _ = args
+        # Operands, scales, the output's zero point (and an LSTM's cell power), the layout,
+        # last_step, the state's inputs and outputs, then the scratch.
+        *head, batch_first, last_step = args[: -1 - 2 * states]
+        carried = args[-1 - 2 * states : -1]
+        state_in, state_out = carried[:states], carried[states:]
         operands, (gate_scales, state_scales), rest = head[:4], head[4:6], head[6:]
-        output = layer(
+        output, *finals = layer(
             input,
             *operands,
             torch.tensor(gate_scales, dtype=torch.int64).view(gates, 4),
             torch.tensor(state_scales, dtype=torch.int64),
             *rest,
             batch_first,
+            *state_in,
         )
+        for destination, final in zip(state_out, finals):
+            if isinstance(destination, torch.Tensor):
+                destination.copy_(final.reshape(destination.shape))
         return gates_s16.last_of(output, bool(batch_first)) if last_step else output
 
     def out_variant(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
@@ -340,5 +388,5 @@ def _register_quantized_layer(name: str, layer: Callable[..., torch.Tensor], gat
     _library.impl(f"{name}.out", out_variant, "CompositeExplicitAutograd")
 
 
-_register_quantized_layer("quantized_lstm", lstm.lstm, 4)
-_register_quantized_layer("quantized_gru", gru.gru, 3)
+_register_quantized_layer("quantized_lstm", lstm.lstm_with_state, 4, 2)
+_register_quantized_layer("quantized_gru", gru.gru_with_state, 3, 1)
