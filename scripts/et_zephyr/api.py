@@ -289,7 +289,9 @@ def _lower(
         if vectors is None or float_graph is None:
             raise ExportError("--layer-data needs a float model and a host reference (no --npu)")
         origins = layers.origins(lowered, exposed, fake_quant)
-        values = layers.layer_values(origins, fake_quant, float_graph, vectors.float_inputs)
+        values = layers.layer_values(
+            origins, fake_quant, float_graph, vectors.float_inputs, stream=bool(states)
+        )
         layer_data = (origins, values)
     agreement = None
     if options.verify and npu_spec is None:

@@ -51,7 +51,15 @@ def _ptr(array: np.ndarray) -> ctypes.c_void_p:
 
 
 def _call(function, *args) -> int:
-    converted = [_ptr(a) if isinstance(a, np.ndarray) else ctypes.c_int32(int(a)) for a in args]
+    """Arrays as pointers (None as NULL), numbers as int32."""
+    converted = [
+        _ptr(a)
+        if isinstance(a, np.ndarray)
+        else ctypes.c_void_p(None)
+        if a is None
+        else ctypes.c_int32(int(a))
+        for a in args
+    ]
     return function(*converted)
 
 
@@ -551,7 +559,8 @@ LSTM_SHAPES = [
 
 @pytest.mark.parametrize("shape", LSTM_SHAPES)
 @pytest.mark.parametrize("saturating", [False, True], ids=["realistic", "saturating"])
-def test_lstm(oracle, shape, saturating) -> None:
+@pytest.mark.parametrize("carried", [False, True], ids=["zero_state", "carried_state"])
+def test_lstm(oracle, shape, saturating, carried) -> None:
     batch, steps, input_size, hidden, time_major = shape
     generator = np.random.default_rng(hash(shape) % 1000 + saturating)
     x = _int8(generator, *((steps, batch) if time_major else (batch, steps)), input_size)
@@ -572,8 +581,18 @@ def test_lstm(oracle, shape, saturating) -> None:
         params.state_scales.numpy().copy(),
     ]
     geometry = (batch, steps, input_size, hidden, time_major)
-    assert _call(oracle.oracle_lstm, x, *geometry, *operands, 5, power, expected) == 0
-    actual = lstm.lstm(
+    # A carried state (et-export --stateful): any h, and a cell state up to past the range.
+    hidden_state = _int8(generator, batch, hidden) if carried else None
+    cell_state = (
+        generator.integers(-32768, 32768, size=(batch, hidden), dtype=np.int16) if carried else None
+    )
+    final_h = None if hidden_state is None else hidden_state.copy()
+    final_c = None if cell_state is None else cell_state.copy()
+    assert (
+        _call(oracle.oracle_lstm, x, *geometry, *operands, 5, power, expected, final_h, final_c)
+        == 0
+    )
+    actual, h, c = lstm.lstm_with_state(
         torch.from_numpy(x),
         params.input_weights,
         params.hidden_weights,
@@ -583,7 +602,12 @@ def test_lstm(oracle, shape, saturating) -> None:
         params.state_scales,
         5,
         power,
-        batch_first=not time_major,
+        not time_major,
+        None if hidden_state is None else torch.from_numpy(hidden_state),
+        None if cell_state is None else torch.from_numpy(cell_state),
     )
     np.testing.assert_array_equal(actual.numpy(), expected)
+    if carried:
+        np.testing.assert_array_equal(h.numpy(), final_h)
+        np.testing.assert_array_equal(c.numpy(), final_c)
     assert expected.size < 8 or len(np.unique(expected)) > 2  # the outputs move

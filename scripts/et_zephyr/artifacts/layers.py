@@ -12,6 +12,7 @@ value.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ from torch.fx import GraphModule, Interpreter, Node
 from ..firmware.analysis import node_macs
 from ..firmware.kernels import model_location
 from ..frontend.loading import Inputs
+from ..reference import own_ops
 
 _QUANTIZE = torch.ops.quantized_decomposed.quantize_per_tensor.default
 
@@ -66,16 +68,20 @@ def layer_values(
     fake_quant: GraphModule,
     float_graph: GraphModule,
     samples: list[Inputs],
+    stream: bool = False,
 ) -> dict[str, np.ndarray]:
     """`layer_<j>_fake_quant` (INT8) and `layer_<j>_float` for each layer j, stacked
-    over the samples, as logical (contiguous) arrays."""
+    over the samples, as logical (contiguous) arrays. `stream` (et-export --stateful):
+    the samples are one stream, the recurrent layers' state carried, as the test vectors
+    run."""
     arrays: dict[str, np.ndarray] = {}
     for role, graph, attribute in (
         ("fake_quant", fake_quant, "quantize_node"),
         ("float", float_graph, "float_node"),
     ):
         wanted = {getattr(layer, attribute) for layer in layers} - {None}
-        runs = [_node_values(graph, sample, wanted) for sample in samples]
+        with own_ops.carried_float_states() if stream else nullcontext():
+            runs = [_node_values(graph, sample, wanted) for sample in samples]
         for index, layer in enumerate(layers):
             name = getattr(layer, attribute)
             if name is not None:

@@ -45,6 +45,13 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
         f"{memory['planned_lower_bound']:,} B), method {memory['method_allocator']:,} B, "
         f"temp {memory['temp_allocator']:,} B"
     )
+    states = manifest.get("states") or []
+    if states:
+        kept = sum(state["nbytes"] for state in states)
+        lines.append(
+            f"state              {len(states)} recurrent states ({kept:,} B) kept from run to "
+            "run by the runtime; et_zephyr_reset_state() starts anew"
+        )
     for kernel in target.get("scratch_for", []):
         lines.append(
             f"firmware needs     CONFIG_ET_ZEPHYR_{kernel.upper()}=y (scratch planned for it)"

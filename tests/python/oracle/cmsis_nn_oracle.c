@@ -57,8 +57,8 @@ int oracle_maxpool(const int8_t *in, int32_t n, int32_t h, int32_t w, int32_t c,
     return 0;
 }
 
-void oracle_softmax(const int8_t *in, int32_t rows, int32_t row_size, int32_t mult,
-                    int32_t shift, int32_t diff_min, int8_t *out) {
+void oracle_softmax(const int8_t *in, int32_t rows, int32_t row_size, int32_t mult, int32_t shift,
+                    int32_t diff_min, int8_t *out) {
     arm_softmax_s8(in, rows, row_size, mult, shift, diff_min, out);
 }
 
@@ -75,20 +75,19 @@ int oracle_batch_matmul(const int8_t *lhs, const int8_t *rhs, int32_t batch, int
                                out) != ARM_CMSIS_NN_SUCCESS;
 }
 
-void oracle_add(const int8_t *a, const int8_t *b, int32_t count, int32_t a_offset,
-                int32_t a_mult, int32_t a_shift, int32_t b_offset, int32_t b_mult,
-                int32_t b_shift, int32_t left_shift, int32_t out_offset, int32_t out_mult,
-                int32_t out_shift, int32_t act_min, int32_t act_max, int8_t *out) {
-    arm_elementwise_add_s8(a, b, a_offset, a_mult, a_shift, b_offset, b_mult, b_shift,
-                           left_shift, out, out_offset, out_mult, out_shift, act_min, act_max,
-                           count);
+void oracle_add(const int8_t *a, const int8_t *b, int32_t count, int32_t a_offset, int32_t a_mult,
+                int32_t a_shift, int32_t b_offset, int32_t b_mult, int32_t b_shift,
+                int32_t left_shift, int32_t out_offset, int32_t out_mult, int32_t out_shift,
+                int32_t act_min, int32_t act_max, int8_t *out) {
+    arm_elementwise_add_s8(a, b, a_offset, a_mult, a_shift, b_offset, b_mult, b_shift, left_shift,
+                           out, out_offset, out_mult, out_shift, act_min, act_max, count);
 }
 
-void oracle_mul(const int8_t *a, const int8_t *b, int32_t count, int32_t a_offset,
-                int32_t b_offset, int32_t out_offset, int32_t out_mult, int32_t out_shift,
-                int32_t act_min, int32_t act_max, int8_t *out) {
-    arm_elementwise_mul_s8(a, b, a_offset, b_offset, out, out_offset, out_mult, out_shift,
-                           act_min, act_max, count);
+void oracle_mul(const int8_t *a, const int8_t *b, int32_t count, int32_t a_offset, int32_t b_offset,
+                int32_t out_offset, int32_t out_mult, int32_t out_shift, int32_t act_min,
+                int32_t act_max, int8_t *out) {
+    arm_elementwise_mul_s8(a, b, a_offset, b_offset, out, out_offset, out_mult, out_shift, act_min,
+                           act_max, count);
 }
 
 /* input [batches, in_features], weights [out_features, in_features]. */
@@ -102,8 +101,8 @@ int oracle_fully_connected(const int8_t *in, const int8_t *weights, const int32_
     cmsis_nn_per_tensor_quant_params quant = {mult, shift};
     cmsis_nn_dims input = {batches, 1, 1, in_features}, filter = {in_features, 1, 1, out_features};
     cmsis_nn_dims bias_dims = {1, 1, 1, out_features}, output = {batches, 1, 1, out_features};
-    return arm_fully_connected_s8(&ctx, &params, &quant, &input, in, &filter, weights,
-                                  &bias_dims, bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
+    return arm_fully_connected_s8(&ctx, &params, &quant, &input, in, &filter, weights, &bias_dims,
+                                  bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
 }
 
 /* NHWC input, OHWI weights, per-channel requantization. */
@@ -114,13 +113,13 @@ int oracle_convolve(const int8_t *in, const int8_t *weights, const int32_t *bias
                     int32_t in_offset, int32_t out_offset, int32_t act_min, int32_t act_max,
                     int8_t *out) {
     cmsis_nn_context ctx = context();
-    cmsis_nn_conv_params params = {in_offset, out_offset, {sw, sh}, {pw, ph}, {dw, dh},
-                                   {act_min, act_max}};
+    cmsis_nn_conv_params params = {in_offset, out_offset, {sw, sh},
+                                   {pw, ph},  {dw, dh},   {act_min, act_max}};
     cmsis_nn_per_channel_quant_params quant = {(int32_t *)mults, (int32_t *)shifts};
     cmsis_nn_dims input = {n, h, w, c}, filter = {oc, kh, kw, c}, bias_dims = {1, 1, 1, oc};
     cmsis_nn_dims output = {n, oh, ow, oc};
-    return arm_convolve_wrapper_s8(&ctx, &params, &quant, &input, in, &filter, weights,
-                                   &bias_dims, bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
+    return arm_convolve_wrapper_s8(&ctx, &params, &quant, &input, in, &filter, weights, &bias_dims,
+                                   bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
 }
 
 /* NHWC input, OHWI weights; the wrapper's choice of path, as ExecuTorch's kernel calls it
@@ -128,19 +127,19 @@ int oracle_convolve(const int8_t *in, const int8_t *weights, const int32_t *bias
 int oracle_transpose_conv(const int8_t *in, const int8_t *weights, const int32_t *bias,
                           const int32_t *mults, const int32_t *shifts, int32_t n, int32_t h,
                           int32_t w, int32_t c, int32_t oc, int32_t kh, int32_t kw, int32_t sh,
-                          int32_t sw, int32_t ph, int32_t pw, int32_t oph, int32_t opw,
-                          int32_t oh, int32_t ow, int32_t in_offset, int32_t out_offset,
-                          int32_t act_min, int32_t act_max, int8_t *out) {
+                          int32_t sw, int32_t ph, int32_t pw, int32_t oph, int32_t opw, int32_t oh,
+                          int32_t ow, int32_t in_offset, int32_t out_offset, int32_t act_min,
+                          int32_t act_max, int8_t *out) {
     static int8_t reverse[1 << 16];
     cmsis_nn_context ctx = context();
     cmsis_nn_context reverse_ctx = {reverse, sizeof(reverse)};
-    cmsis_nn_transpose_conv_params params = {in_offset, out_offset, {sw, sh}, {pw, ph},
-                                             {opw, oph}, {1, 1}, {act_min, act_max}};
+    cmsis_nn_transpose_conv_params params = {in_offset,  out_offset, {sw, sh},          {pw, ph},
+                                             {opw, oph}, {1, 1},     {act_min, act_max}};
     cmsis_nn_per_channel_quant_params quant = {(int32_t *)mults, (int32_t *)shifts};
     cmsis_nn_dims input = {n, h, w, c}, filter = {oc, kh, kw, c}, bias_dims = {1, 1, 1, oc};
     cmsis_nn_dims output = {n, oh, ow, oc};
-    return arm_transpose_conv_wrapper_s8(&ctx, &reverse_ctx, &params, &quant, &input, in,
-                                         &filter, weights, &bias_dims, bias, &output,
+    return arm_transpose_conv_wrapper_s8(&ctx, &reverse_ctx, &params, &quant, &input, in, &filter,
+                                         weights, &bias_dims, bias, &output,
                                          out) != ARM_CMSIS_NN_SUCCESS;
 }
 
@@ -152,8 +151,8 @@ int oracle_depthwise(const int8_t *in, const int8_t *weights, const int32_t *bia
                      int32_t in_offset, int32_t out_offset, int32_t act_min, int32_t act_max,
                      int8_t *out) {
     cmsis_nn_context ctx = context();
-    cmsis_nn_dw_conv_params params = {in_offset, out_offset, multiplier, {sw, sh}, {pw, ph},
-                                      {dw, dh}, {act_min, act_max}};
+    cmsis_nn_dw_conv_params params = {in_offset, out_offset, multiplier,        {sw, sh},
+                                      {pw, ph},  {dw, dh},   {act_min, act_max}};
     cmsis_nn_per_channel_quant_params quant = {(int32_t *)mults, (int32_t *)shifts};
     const int32_t oc = c * multiplier;
     cmsis_nn_dims input = {n, h, w, c}, filter = {1, kh, kw, oc}, bias_dims = {1, 1, 1, oc};
@@ -169,14 +168,18 @@ int oracle_lstm(const int8_t *in, int32_t batch, int32_t steps, int32_t input_si
                 int32_t hidden_size, int32_t time_major, const int8_t *input_weights,
                 const int8_t *hidden_weights, const int32_t *input_biases,
                 const int32_t *hidden_biases, const int32_t *gate_scales,
-                const int32_t *state_scales, int32_t output_offset, int32_t cell_power,
-                int8_t *out) {
+                const int32_t *state_scales, int32_t output_offset, int32_t cell_power, int8_t *out,
+                int8_t *hidden_state, int16_t *cell_state) {
+    /* hidden_state (and cell_state) NULL: from a zero state; otherwise from them, and left
+     * holding the final state, as CMSIS-NN's own hidden_state. */
     static int16_t temp1[4096], temp2[4096], cell[4096];
     if (batch * hidden_size > 4096) {
         return 1;
     }
-    const arm_nn_activation_type activations[4] = {ARM_SIGMOID, ARM_SIGMOID, ARM_TANH,
-                                                   ARM_SIGMOID};
+    if (hidden_state != NULL) {
+        memcpy(cell, cell_state, batch * hidden_size * sizeof(int16_t));
+    }
+    const arm_nn_activation_type activations[4] = {ARM_SIGMOID, ARM_SIGMOID, ARM_TANH, ARM_SIGMOID};
     cmsis_nn_lstm_gate gates[4];
     for (int g = 0; g < 4; g++) {
         gates[g].input_multiplier = gate_scales[4 * g];
@@ -191,13 +194,18 @@ int oracle_lstm(const int8_t *in, int32_t batch, int32_t steps, int32_t input_si
         gates[g].activation_type = activations[g];
     }
     cmsis_nn_lstm_params params = {
-        time_major,       batch,           steps,           input_size,      hidden_size,
-        0,                state_scales[0], state_scales[1], state_scales[2], state_scales[3],
-        32767,            cell_power,      state_scales[4], state_scales[5], output_offset,
-        gates[1],         gates[0],        gates[2],        gates[3],
+        time_major, batch,           steps,           input_size,      hidden_size,
+        0,          state_scales[0], state_scales[1], state_scales[2], state_scales[3],
+        32767,      cell_power,      state_scales[4], state_scales[5], output_offset,
+        gates[1],   gates[0],        gates[2],        gates[3],
     };
-    cmsis_nn_lstm_context buffers = {temp1, temp2, cell, NULL};
-    return arm_lstm_unidirectional_s8(in, out, &params, &buffers) != ARM_CMSIS_NN_SUCCESS;
+    cmsis_nn_lstm_context buffers = {temp1, temp2, cell, hidden_state};
+    const int failed =
+        arm_lstm_unidirectional_s8(in, out, &params, &buffers) != ARM_CMSIS_NN_SUCCESS;
+    if (hidden_state != NULL) {
+        memcpy(cell_state, cell, batch * hidden_size * sizeof(int16_t));
+    }
+    return failed;
 }
 
 int oracle_activation_s16(const int16_t *in, int32_t count, int32_t left_shift, int32_t tanh,
