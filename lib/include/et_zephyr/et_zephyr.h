@@ -27,6 +27,11 @@
  * }
  * @endcode
  *
+ * A stateful program (`et-export --stateful`: a recurrent model fed a stream a hop of
+ * frames at a time) is used the same way: each et_zephyr_run() continues from the state
+ * the last one left, which the runtime keeps in the configuration's ::et_zephyr_state
+ * buffers; et_zephyr_reset_state() starts a new stream.
+ *
  * Without the generated configuration, fill a struct et_zephyr_config with the
  * .pte (16-byte aligned) and arenas; et_zephyr_get_requirements() gives the
  * planned arena size before initialization.
