@@ -32,10 +32,6 @@ from torch.utils import _pytree as pytree
 from ..errors import ExportError
 from .recurrent_kernels import GRU_KERNEL, LSTM_KERNEL
 
-# Positions of the output's zero point and of the first state argument in each kernel's
-# arguments (reference/own_ops.py).
-_ZERO_POINT = {LSTM_KERNEL: 7, GRU_KERNEL: 7}
-_FIRST_STATE = {LSTM_KERNEL: 11, GRU_KERNEL: 10}
 _STATES = {
     LSTM_KERNEL: (("hidden", torch.int8), ("cell", torch.int16)),
     GRU_KERNEL: (("hidden", torch.int8),),
@@ -97,10 +93,10 @@ def carry_recurrent_state(program: ExportedProgram) -> list[RecurrentState]:
             program.graph_signature.input_specs.append(
                 InputSpec(InputKind.USER_INPUT, TensorArgument(name=placeholder.name), None)
             )
-        first = _FIRST_STATE[layer.target]
-        count = len(inputs)
+        # hidden_in(, cell_in), hidden_out(, cell_out), in the kernel's schema's order.
+        first = _argument_index(layer, "hidden_in")
         args = list(layer.args)
-        args[first : first + 2 * count] = [*inputs, *outputs]
+        args[first : first + 2 * len(inputs)] = [*inputs, *outputs]
         layer.args = tuple(args)
         written += outputs
     output = graph.output_node()
@@ -117,12 +113,24 @@ def carry_recurrent_state(program: ExportedProgram) -> list[RecurrentState]:
     return states
 
 
+def _argument_index(layer: Node, name: str) -> int:
+    """Where the kernel's schema (reference/own_ops.py) has the argument."""
+    names = [argument.name for argument in layer.target._schema.arguments]  # type: ignore[union-attr]
+    return names.index(name)
+
+
+def _argument(layer: Node, name: str) -> object:
+    return layer.args[_argument_index(layer, name)]
+
+
 def _state(layer: Node, kind: str, dtype: torch.dtype) -> RecurrentState:
-    hidden = int(layer.args[2].meta["val"].shape[-1])  # hidden weights [gates, H, H]
-    x = layer.args[0].meta["val"]
-    batch_first = bool(layer.args[_FIRST_STATE[layer.target] - 2])
-    batch = int(x.shape[0 if batch_first else 1])
-    reset = int(layer.args[_ZERO_POINT[layer.target]]) if kind == "hidden" else 0
+    hidden_weights = _argument(layer, "hidden_weights")  # [gates, H, H]
+    x = _argument(layer, "input")
+    assert isinstance(hidden_weights, Node) and isinstance(x, Node)
+    hidden = int(hidden_weights.meta["val"].shape[-1])
+    batch = int(x.meta["val"].shape[0 if _argument(layer, "batch_first") else 1])
+    # A run from nothing: h at the output's zero point (real zero), c at zero.
+    reset = int(_argument(layer, "output_zero_point")) if kind == "hidden" else 0  # type: ignore[arg-type]
     return RecurrentState(f"{layer.name}_{kind}", (batch, hidden), dtype, reset)
 
 
