@@ -43,6 +43,8 @@ from .frontend.targets import DEFAULT_TARGET, Target, resolve_target
 from .passes import cortex_m_passes, int8_edges, npu
 from .passes.attention import decompose_attention
 from .passes.avg_pool_kernels import ceil_mode_avg_pools_to_kernel
+from .passes.carried_state import CarriedState, carry_states
+from .passes.causal_pads import causal_pads
 from .passes.channel_shuffle import channel_shuffles
 from .passes.constant_weights import check_constant_weights
 from .passes.dim_order_kernels import kernels_in_dim_order
@@ -58,7 +60,6 @@ from .passes.quantizer import cortex_m_quantizer
 from .passes.recurrent import unroll_recurrent
 from .passes.recurrent_kernels import whole_layers_to_kernels
 from .passes.recurrent_layers import calibrate_cell_states, recurrent_layers_whole
-from .passes.recurrent_state import RecurrentState, carry_recurrent_state
 from .passes.requantization import fold_constant_scales, fold_requantize_chains
 from .passes.resize_kernels import bilinear_resizes_to_kernel
 from .passes.spatial_means_as_pools import spatial_means_as_pools
@@ -99,7 +100,7 @@ class ExportOptions:
     float_ops: frozenset[str] = frozenset()
     # Every recurrent layer as its time steps (passes/recurrent.py), LSTMs and GRUs too.
     unroll_recurrent: bool = False
-    # The whole recurrent layers' state carried from run to run (passes/recurrent_state.py).
+    # The whole recurrent layers' state carried from run to run (passes/carried_state.py).
     stateful: bool = False
     times: StepTimes = field(default_factory=StepTimes)
     seed: int = 0
@@ -173,9 +174,11 @@ def _rewrite_for_the_quantizer(
     maps into linears, channel shuffles,
     dilated, grouped and output-padded transpose convolutions, transpose convolutions
     CMSIS-NN pads wrongly, attention, recurrent layers (LSTMs and GRUs whole where they
-    can be, `whole_layers`, and every one of them `stateful`; QAT trains through the
-    unrolled form), other means."""
+    can be, `whole_layers`, and every one of them `stateful`, whose causal paddings carry
+    their frames; QAT trains through the unrolled form), other means."""
     check_constant_weights(graph)
+    if stateful:
+        causal_pads(graph)
     explicit_padding(graph)
     glu_as_gate(graph)
     prelu_in_int8(graph)
@@ -252,10 +255,10 @@ def _lower(
         dim_orders.default_dim_order_for_portable(lowered)
         # After the dim orders are final: the kernel runs channels-last tensors only.
         scratch_for = plan_own_kernel_scratch(lowered, target, options.kernels)
-        check_kernels(lowered)
         exposed = pipeline.expose_activations(lowered, options.expose_activations)
         # Last: the runtime takes a program's last inputs and outputs for its states.
-        states = carry_recurrent_state(lowered) if options.stateful else []
+        states = carry_states(lowered) if options.stateful else []
+        check_kernels(lowered)
         plan_layout_views(lowered)
         io = without_states(program_io(lowered, quantized_edges), len(states))
     held_out_streams = as_streams(held_out, prepared.example_inputs, options.stateful)
@@ -356,7 +359,7 @@ def _test_vectors(
     target: Target,
     options: ExportOptions,
     quantized_edges: EdgeQuantization,
-    states: list[RecurrentState],
+    states: list[CarriedState],
 ) -> TestVectors:
     """Stored test inputs (the example and held-out ones), then those the firmware
     generates (float32, quantized by the firmware where an input is INT8), with the host

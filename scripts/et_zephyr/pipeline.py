@@ -64,7 +64,7 @@ from .frontend.loading import Inputs
 from .frontend.streams import Stream
 from .frontend.targets import Target
 from .passes import cortex_m_passes
-from .passes.recurrent_state import RecurrentState
+from .passes.carried_state import CarriedState
 from .planning.fast_memory import FastFirstPlanner
 from .planning.layout_views import LayoutViewsPlanning, as_view_copies
 from .planning.memory import live_at_peak
@@ -389,7 +389,7 @@ def run_on_host(
     program: ExportedProgram,
     samples: list[Inputs],
     target: Target,
-    states: Sequence[RecurrentState] = (),
+    states: Sequence[CarriedState] = (),
 ) -> list[tuple[torch.Tensor, ...]]:
     """Run the lowered program with the cortex_m ops' host implementations.
 

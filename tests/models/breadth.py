@@ -14,6 +14,9 @@
   both its paths (input channels above and below its reverse-convolution threshold),
   and a ConvTranspose1d;
 - transposed_variants(): transpose convolutions with output padding, groups, dilation;
+- sensor_stream(): an IMU activity model fed 4 frames a run (et-export --stateful):
+  causal dilated Conv1d layers (left F.pad and nn.ConstantPad1d) whose past frames the
+  runtime carries, into a GRU whose state it carries, a label per run;
 - joins(): nearest resizes, concatenations and slices on channels-last maps
   (et_zephyr::concatenate and ::slice), a ReLU sharing a concatenation's range, a GLU,
   a softmax over channels-last channels, PReLUs, bilinear resizes (et_zephyr::resize_bilinear);
@@ -291,3 +294,30 @@ class TransposedVariants(nn.Module):
 def transposed_variants() -> tuple:
     torch.manual_seed(0)
     return _bundle(TransposedVariants(), (1, 3, 7, 6))
+
+
+class SensorStream(nn.Module):
+    """6 IMU channels: two causal dilated Conv1d layers (kernel 3; padded on the left,
+    each its own way), a GRU over their frames, the last frame's label."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = nn.Conv1d(6, 12, 3)
+        self.pad = nn.ConstantPad1d((4, 0), 0.0)
+        self.second = nn.Conv1d(12, 12, 3, dilation=2)
+        self.recurrent = nn.GRU(12, 16, batch_first=True)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.first(F.pad(x, (2, 0))))
+        y = F.relu(self.second(self.pad(y)))
+        steps, _ = self.recurrent(y.transpose(1, 2))
+        return self.head(steps[:, -1])
+
+
+def sensor_stream() -> tuple:
+    """4 frames a run; calibrated on 32-frame sequences."""
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(1)
+    samples = [(torch.randn(1, 6, 32, generator=generator),) for _ in range(16)]
+    return SensorStream().eval(), (torch.randn(1, 6, 4, generator=generator),), samples

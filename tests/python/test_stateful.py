@@ -185,7 +185,7 @@ def test_the_firmware_configuration_carries_the_states(tmp_path) -> None:
     ]  # fmt: skip
     run = subprocess.run(command, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert "2 recurrent state(s) 96 B" in run.stdout  # 32 B of h, 64 B of c, 16-aligned
+    assert "2 carried state(s) 96 B" in run.stdout  # 32 B of h, 64 B of c, 16-aligned
     source = (tmp_path / "gen" / "kws_model.c").read_text()
     assert "static uint8_t kws_state_arena[96]" in source
     assert (

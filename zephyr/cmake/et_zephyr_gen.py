@@ -784,7 +784,7 @@ def model_sources(args: argparse.Namespace, planned: list[int], manifest: dict) 
     print(
         f"et-zephyr: {name}: .pte {size} B in {section}; arenas planned {planned_size} B, "
         f"method {method_size} B, temp {temp_size} B"
-        + (f"; {len(states)} recurrent state(s) {state_size} B" if states else "")
+        + (f"; {len(states)} carried state(s) {state_size} B" if states else "")
     )
 
 

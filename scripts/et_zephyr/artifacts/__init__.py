@@ -23,7 +23,7 @@ from ..firmware.analysis import OperatorStats, histogram, layout_copies
 from ..frontend.io_mode import FLOAT_IO, IOMode
 from ..frontend.loading import Inputs
 from ..frontend.targets import Target
-from ..passes.recurrent_state import RecurrentState
+from ..passes.carried_state import CarriedState
 from ..planning.memory import ArenaSizes, kconfig_fragment
 from ..reference.verify import Agreement
 from .codegen import program_schema_headers, schemas_yaml
@@ -76,7 +76,7 @@ def build_artifacts(
     exposed: list[str],
     layer_data: tuple[list[LayerOrigin], dict[str, np.ndarray]] | None = None,
     io_mode: IOMode = FLOAT_IO,
-    states: Sequence[RecurrentState] = (),
+    states: Sequence[CarriedState] = (),
     scratch_for: Sequence[str] = (),
     kernels_without_fallback: Sequence[str] = (),
 ) -> Artifacts:

@@ -49,7 +49,7 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
     if states:
         kept = sum(state["nbytes"] for state in states)
         lines.append(
-            f"state              {len(states)} recurrent states ({kept:,} B) kept from run to "
+            f"state              {len(states)} states ({kept:,} B) kept from run to "
             "run by the runtime; et_zephyr_reset_state() starts anew"
         )
     for kernel in target.get("scratch_for", []):

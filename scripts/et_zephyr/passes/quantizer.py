@@ -31,7 +31,7 @@ from executorch.backends.cortex_m.quantizer_reporter import QuantizerInfo, Quant
 from torch.fx import GraphModule
 from torchao.quantization.pt2e.quantizer import Quantizer
 
-from ..reference import own_ops  # noqa: F401  (defines et_zephyr::channel_shuffle)
+from ..reference import own_ops  # noqa: F401  (defines et_zephyr::channel_shuffle, ::causal_pad)
 from .channel_softmax import softmax_in_input_layout
 from .recurrent_layers import WHOLE_LAYERS
 
@@ -45,6 +45,7 @@ SHARE_INPUT_PARAMETERS = (
     _aten.upsample_bilinear2d.default,
     _aten.avg_pool2d.default,
     torch.ops.et_zephyr.channel_shuffle.default,
+    torch.ops.et_zephyr.causal_pad.default,
 )
 
 

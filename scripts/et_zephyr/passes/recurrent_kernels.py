@@ -92,7 +92,7 @@ def _lstm_to_kernel(program: ExportedProgram, node: Node) -> None:
         params.cell_scale_power,
         bool(batch_first),
         bool(last_step),
-        *[None] * 4,  # no carried state (passes/recurrent_state.py gives one)
+        *[None] * 4,  # no carried state (passes/carried_state.py gives one)
         scratch,
     )
 
@@ -120,7 +120,7 @@ def _gru_to_kernel(program: ExportedProgram, node: Node) -> None:
         int(output_q.zp),
         bool(batch_first),
         bool(last_step),
-        None,  # no carried state (passes/recurrent_state.py gives one)
+        None,  # no carried state (passes/carried_state.py gives one)
         None,
         scratch,
     )

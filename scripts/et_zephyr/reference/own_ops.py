@@ -74,7 +74,7 @@ _library.define(
 
 # The same layer in integers on arm_lstm_unidirectional_s8 (quantized_lstm.cpp;
 # reference/lstm.py); the scratch holds its two gate buffers and its cell state. With a
-# carried state (et-export --stateful, passes/recurrent_state.py) the layer starts from
+# carried state (et-export --stateful, passes/carried_state.py) the layer starts from
 # hidden_in (int8) and cell_in (int16), [B, H] each, and writes its final ones to
 # hidden_out and cell_out, program inputs and outputs the runtime keeps between runs.
 _LSTM_ARGUMENTS = (
@@ -271,14 +271,42 @@ def carried_float_states() -> Iterator[dict[int, object]]:
         _carried = None
 
 
-def carried_state(weight_ih: torch.Tensor) -> object | None:
-    """The state a float layer starts from: the one it left, while states are carried."""
-    return None if _carried is None else _carried.get(weight_ih.data_ptr())
+def carried_state(layer: torch.Tensor | int) -> object | None:
+    """The state a float layer (its input weights, or a causal pad's number) starts
+    from: the one it left, while states are carried."""
+    return None if _carried is None else _carried.get(_state_key(layer))
 
 
-def carry_state(weight_ih: torch.Tensor, final: object) -> None:
+def carry_state(layer: torch.Tensor | int, final: object) -> None:
     if _carried is not None:
-        _carried[weight_ih.data_ptr()] = final
+        _carried[_state_key(layer)] = final
+
+
+def _state_key(layer: torch.Tensor | int) -> int:
+    # Weights by their storage; a causal pad's number, negative, apart from them.
+    return layer.data_ptr() if isinstance(layer, torch.Tensor) else -1 - layer
+
+
+# A causal 1-D convolution's left padding of `frames` frames (the last dimension) where
+# the model streams (et-export --stateful, passes/causal_pads.py): zeros from nothing,
+# the last frames of the previous run's padded input while states are carried; `layer`
+# numbers the pads. No kernel: the lowered program concatenates a carried state.
+_library.define("causal_pad(Tensor input, int frames, int layer) -> Tensor")
+
+
+@register_fake(f"{NAMESPACE}::causal_pad")  # type: ignore[misc]
+def _causal_pad_fake(input: torch.Tensor, frames: int, layer: int) -> torch.Tensor:
+    return input.new_empty([*input.shape[:-1], input.shape[-1] + frames])
+
+
+@impl(_library, "causal_pad", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _causal_pad(input: torch.Tensor, frames: int, layer: int) -> torch.Tensor:
+    past = carried_state(layer)
+    if not isinstance(past, torch.Tensor):
+        past = input.new_zeros([*input.shape[:-1], frames])
+    padded = torch.cat([past, input], -1)
+    carry_state(layer, padded[..., -frames:].clone())
+    return padded
 
 
 @register_fake(f"{NAMESPACE}::lstm")  # type: ignore[misc]
