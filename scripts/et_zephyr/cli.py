@@ -189,9 +189,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "--stateful",
         action="store_true",
-        help="carry every LSTM's and GRU's state from one run to the next, for a model fed "
-        "a stream: a run takes the example input's frames (one, or a hop of them) and "
-        "continues where the last run stopped; the runtime keeps the state and "
+        help="carry every LSTM's and GRU's state, and the past frames of every causal "
+        "Conv1d (padded on the left only: F.pad(x, (p, 0))), from one run to the next, for "
+        "a model fed a stream: a run takes the example input's frames (one, or a hop of "
+        "them) and continues where the last run stopped; the runtime keeps the state and "
         "et_zephyr_reset_state() clears it. Calibration and held-out samples may be whole "
         "sequences, a whole number of hops long: each is fed a hop at a time, and the test "
         "vectors are one stream",

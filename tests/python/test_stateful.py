@@ -2,7 +2,8 @@
 """et-export --stateful: a recurrent model fed a stream a hop at a time, each whole LSTM
 and GRU layer's state carried from one run to the next.
 
-The kernels' arithmetic from a carried state is CMSIS-NN's own (test_reference_cmsis_nn
+The carried states are the whole LSTM and GRU layers' and causal 1-D convolutions' past
+frames. The kernels' arithmetic from a carried state is CMSIS-NN's own (test_reference_cmsis_nn
 test_lstm[carried_state]); here: the host reference of a sequence fed in hops is the
 whole sequence's, the exported program's stream (as the firmware runs it, from the
 serialized program) is the test vectors', the state matters, the firmware build's
@@ -20,18 +21,28 @@ import numpy as np
 import pytest
 import torch
 from conftest import REPO
+from et_zephyr import api, pipeline
 from et_zephyr.api import ExportOptions, export
 from et_zephyr.artifacts import write_outputs
 from et_zephyr.errors import ExportError
 from et_zephyr.frontend.loading import ModelBundle
+from et_zephyr.passes.causal_pads import CAUSAL_PAD
+from et_zephyr.passes.recurrent_layers import WHOLE_GRU
 from et_zephyr.reference import gru, lstm
 from et_zephyr.reference.emulate import run_pte
 from torch import nn
 
-_spec = importlib.util.spec_from_file_location("recurrent", REPO / "tests/models/recurrent.py")
-assert _spec is not None and _spec.loader is not None
-recurrent = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(recurrent)
+
+def _models(name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO / f"tests/models/{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+recurrent = _models("recurrent")
+breadth = _models("breadth")
 
 GENERATOR = REPO / "zephyr/cmake/et_zephyr_gen.py"
 
@@ -116,8 +127,12 @@ def test_a_sequence_fed_in_hops_is_the_whole_sequence(batch_first, hop) -> None:
         assert len(torch.unique(whole)) > 4, name  # the outputs move
 
 
+def _factory(name: str):
+    return getattr(breadth if name == "sensor_stream" else recurrent, name)
+
+
 def _stateful_export(factory: str, target: str, tmp_path: Path, **options) -> tuple[dict, Path]:
-    bundle = ModelBundle(*getattr(recurrent, factory)())
+    bundle = ModelBundle(*_factory(factory)())
     artifacts = export(
         bundle,
         ExportOptions(target=target, name=factory, stateful=True, generated_vectors=8, **options),
@@ -132,19 +147,26 @@ def _stateful_export(factory: str, target: str, tmp_path: Path, **options) -> tu
         ("lstm_kws_stream", "cortex-m4"),
         ("gru2_stream", "cortex-m55"),
         ("lstm_tagger_stream", "cortex-m3"),
+        ("sensor_stream", "cortex-m4"),
     ],
 )
 def test_the_program_runs_its_vectors_as_one_stream(factory, target, tmp_path) -> None:
     manifest, out = _stateful_export(factory, target, tmp_path, vectors=12)
     states = manifest["states"]
-    layers = {"lstm_kws_stream": 1, "gru2_stream": 2, "lstm_tagger_stream": 2}[factory]
-    kinds = ["hidden", "cell"] if "lstm" in factory else ["hidden"]
-    assert [s["name"].rsplit("_", 1)[1] for s in states] == kinds * layers
+    kinds = {
+        "lstm_kws_stream": ["hidden", "cell"],
+        "gru2_stream": ["hidden"] * 2,
+        "lstm_tagger_stream": ["hidden", "cell"] * 2,
+        "sensor_stream": ["frames", "frames", "hidden"],  # two causal paddings, a GRU
+    }[factory]
+    assert [s["name"].rsplit("_", 1)[1] for s in states] == kinds
     for state in states:
         assert state["dtype"] == ("int16" if state["name"].endswith("cell") else "int8")
         assert state["reset_value"] == 0 or state["dtype"] == "int8"
+    if factory == "sensor_stream":  # each padding's past frames: [N, C, dilation * 2]
+        assert [s["shape"] for s in states[:2]] == [[1, 6, 2], [1, 12, 4]]
     # The application sees the hop in and the model's output out, nothing of the states.
-    bundle = getattr(recurrent, factory)()
+    bundle = _factory(factory)()
     assert [i["shape"] for i in manifest["inputs"]] == [list(bundle[1][0].shape)]
     assert len(manifest["outputs"]) == 1
 
@@ -202,6 +224,26 @@ def test_the_firmware_configuration_carries_the_states(tmp_path) -> None:
     )  # fmt: skip
     assert compiled.returncode == 0, compiled.stderr
     assert cell["nbytes"] == 64 and hidden["nbytes"] == 32
+
+
+def test_a_causal_model_fed_in_hops_computes_what_it_does_on_the_whole_sequence() -> None:
+    """The float graph et-export calibrates and verifies with: its causal paddings carry
+    their frames, so each hop's output is the model's on the sequence up to that hop."""
+    model, hop, samples = breadth.sensor_stream()
+    graph = pipeline.capture_graph(model, hop)
+    api._rewrite_for_the_quantizer(graph, whole_layers=True, stateful=True)
+    targets = [node.target for node in graph.graph.nodes]
+    assert targets.count(CAUSAL_PAD) == 2 and WHOLE_GRU in targets
+    (sequence,) = samples[0]
+    hops = [(sequence[:, :, k : k + 4],) for k in range(0, 32, 4)]
+    with torch.no_grad():
+        streamed = pipeline.run_stream(graph, hops)
+        for k, output in enumerate(streamed):
+            whole = model(sequence[:, :, : 4 * (k + 1)])
+            torch.testing.assert_close(output, whole, rtol=1e-5, atol=1e-5)
+        # From nothing, every hop alone: the padding's zeros, another output.
+        alone = graph(*hops[-1])
+    assert not torch.allclose(alone, streamed[-1], atol=1e-3)
 
 
 class _Convolutional(nn.Module):

@@ -27,10 +27,10 @@
  * }
  * @endcode
  *
- * A stateful program (`et-export --stateful`: a recurrent model fed a stream a hop of
- * frames at a time) is used the same way: each et_zephyr_run() continues from the state
- * the last one left, which the runtime keeps in the configuration's ::et_zephyr_state
- * buffers; et_zephyr_reset_state() starts a new stream.
+ * A stateful program (`et-export --stateful`: a recurrent or causal convolutional model
+ * fed a stream a hop of frames at a time) is used the same way: each et_zephyr_run()
+ * continues from the state the last one left, which the runtime keeps in the
+ * configuration's ::et_zephyr_state buffers; et_zephyr_reset_state() starts a new stream.
  *
  * Without the generated configuration, fill a struct et_zephyr_config with the
  * .pte (16-byte aligned) and arenas; et_zephyr_get_requirements() gives the
@@ -142,7 +142,7 @@ struct et_zephyr_quant {
 };
 
 /**
- * One recurrent state of a stateful program (`et-export --stateful`): where it lives
+ * One carried state of a stateful program (`et-export --stateful`): where it lives
  * between runs. A run starts from it and leaves the state it ends in there, so that runs
  * continue one stream; et_zephyr_reset_state() starts the stream anew. State k is the
  * method's input (num_inputs + k) and output (num_outputs + k), counted after those
@@ -155,7 +155,7 @@ struct et_zephyr_state {
     /** Its size: the state input's and output's. */
     size_t nbytes;
     /** Every element's value after a reset: the state of a run from nothing (an int8
-     * hidden state's zero point, 0 for an int16 cell state). */
+     * hidden state's or past frames' zero point, 0 for an int16 cell state). */
     int32_t reset_value;
 };
 
@@ -197,7 +197,7 @@ struct et_zephyr_config {
     size_t num_input_dtypes;
     const int32_t *output_dtypes;
     size_t num_output_dtypes;
-    /** A stateful program's recurrent states (::et_zephyr_state), reset at init. */
+    /** A stateful program's carried states (::et_zephyr_state), reset at init. */
     const struct et_zephyr_state *states;
     size_t num_states;
 };
