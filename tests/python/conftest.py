@@ -142,7 +142,8 @@ def lowered_by_upstream(
     before et-export's own passes; with the calibration it was quantized on."""
     prepared = pipeline.prepare_model(model, example_inputs, calibration)
     graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
-    fake_quant = pipeline.quantize(graph, CortexMQuantizer(), prepared.calibration, lambda s: s)
+    streams = [[sample] for sample in prepared.calibration]  # one hop each
+    fake_quant = pipeline.quantize(graph, CortexMQuantizer(), streams, lambda s: s)
     edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
     return pipeline.lower_to_cortex_m(edge, resolve_target(target)), prepared.calibration
 

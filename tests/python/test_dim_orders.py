@@ -112,7 +112,8 @@ def test_the_step_is_idempotent_and_its_copies_have_kernels() -> None:
     assert bundle.calibration is not None
     prepared = pipeline.prepare_model(bundle.model, bundle.example_inputs, bundle.calibration)
     graph = pipeline.capture_graph(prepared.model, prepared.example_inputs)
-    quantized = pipeline.quantize(graph, CortexMQuantizer(), prepared.calibration[:4], iter)
+    calibration = [[sample] for sample in prepared.calibration[:4]]  # one-hop streams
+    quantized = pipeline.quantize(graph, CortexMQuantizer(), calibration, iter)
     edge = pipeline.to_edge_dialect(quantized, prepared.example_inputs)
     lowered = pipeline.lower_to_cortex_m(edge, resolve_target("cortex-m4"))
     # One default-order copy of the input, read by both concatenations and both slices;

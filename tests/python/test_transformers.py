@@ -205,7 +205,8 @@ def _samples(count: int) -> list[tuple[torch.Tensor, ...]]:
 
 def _fake_quant(model: nn.Module, samples: list[tuple[torch.Tensor, ...]]):
     graph = pipeline.capture_graph(model, samples[0])
-    return pipeline.quantize(graph, CortexMQuantizer(), samples, lambda s: s)
+    streams = [[sample] for sample in samples]  # one hop each
+    return pipeline.quantize(graph, CortexMQuantizer(), streams, lambda s: s)
 
 
 _DIV = torch.ops.aten.div.Tensor
