@@ -100,7 +100,8 @@ class ExportOptions:
     float_ops: frozenset[str] = frozenset()
     # Every recurrent layer as its time steps (passes/recurrent.py), LSTMs and GRUs too.
     unroll_recurrent: bool = False
-    # The whole recurrent layers' state carried from run to run (passes/carried_state.py).
+    # Recurrent layers' state and causal paddings' frames carried from run to run
+    # (passes/carried_state.py).
     stateful: bool = False
     times: StepTimes = field(default_factory=StepTimes)
     seed: int = 0

@@ -10,8 +10,6 @@ only those of one hop from nothing.
 
 from __future__ import annotations
 
-import torch
-
 from ..errors import ExportError
 from .loading import Inputs
 
@@ -69,12 +67,3 @@ def _time_dim(sample: Inputs, example_inputs: Inputs) -> int | None:
 def concatenated(streams: list[Stream]) -> Stream:
     """All hops of all streams, one after the other: one stream."""
     return [hop for stream in streams for hop in stream]
-
-
-def last_hops(outputs: list[tuple[torch.Tensor, ...]], streams: list[Stream]) -> list:
-    """The outputs of each stream's last hop, from the outputs of every hop in order."""
-    ends, total = [], 0
-    for stream in streams:
-        total += len(stream)
-        ends.append(outputs[total - 1])
-    return ends
