@@ -302,3 +302,11 @@ def test_generator_refuses_a_fault_that_cannot_happen(
     result = _generate(exported, tmp_path, *fault)
     assert result.returncode == 1
     assert message in result.stderr
+
+
+def test_the_device_runner_is_the_modules_test_application() -> None:
+    """et-compare builds tests/models of the module it is installed from."""
+    from et_zephyr.compare.device_run import RUNNER_APP
+
+    assert RUNNER_APP == REPO / "tests" / "models"
+    assert "et_zephyr_add_model" in (RUNNER_APP / "CMakeLists.txt").read_text()

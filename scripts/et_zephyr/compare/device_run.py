@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import ExportError
 
-MODULE_ROOT = Path(__file__).resolve().parents[2]
+MODULE_ROOT = Path(__file__).resolve().parents[3]  # scripts/et_zephyr/compare/ -> the module
 RUNNER_APP = MODULE_ROOT / "tests" / "models"
 
 
