@@ -22,7 +22,8 @@ PORTABLE = "portable"
 ETHOS_U = "ethos-u"
 _PACKAGE = Path(next(iter(executorch.__path__)))
 # Frames of these packages are the tools', not the model's.
-_TOOL_DIRS = (str(Path(torch.__file__).parent), str(_PACKAGE), str(Path(__file__).parent))
+# (this package: scripts/et_zephyr/, firmware/ being one of its stages)
+_TOOL_DIRS = (str(Path(torch.__file__).parent), str(_PACKAGE), str(Path(__file__).parents[1]))
 
 
 @cache
