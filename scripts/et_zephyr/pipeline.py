@@ -21,14 +21,12 @@ prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
-import torch.utils._pytree as pytree
 from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
 from executorch.backends.cortex_m.passes.scratch_buffer_sizes import (
     required_cmsis_nn_buffer_sizes,
@@ -42,7 +40,7 @@ from executorch.exir import (
 )
 from executorch.exir.dialects._ops import ops as exir_ops
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind, OutputKind, OutputSpec, TensorArgument
+from torch.export.graph_signature import InputKind
 from torch.fx import GraphModule, Interpreter, Node
 from torch.fx.node import Argument
 from torch.fx.node import Target as CallTarget
@@ -65,6 +63,7 @@ from .frontend.streams import Stream
 from .frontend.targets import Target
 from .passes import cortex_m_passes
 from .passes.carried_state import CarriedState
+from .passes.fx_nodes import append_outputs
 from .planning.fast_memory import FastFirstPlanner
 from .planning.layout_views import LayoutViewsPlanning, as_view_copies
 from .planning.memory import live_at_peak
@@ -226,9 +225,7 @@ def quantize(
 def run_stream(model: Callable[..., object], stream: Stream) -> list[object]:
     """The model's results for each hop in order, its whole recurrent layers (float, before
     lowering) starting each hop from the state the one before left."""
-    # One hop runs from nothing: a layer the model calls twice must not carry its state.
-    carried = own_ops.carried_float_states() if len(stream) > 1 else contextlib.nullcontext()
-    with carried:
+    with own_ops.carried_float_states(len(stream) > 1):
         return [model(*hop) for hop in stream]
 
 
@@ -372,16 +369,7 @@ def expose_activations(
                 f"cannot expose MAC layer {layer}: the model has {len(mac_layers)} (0-based)"
             )
     chosen = [mac_layers[layer] for layer in layers]
-    output = graph.output_node()
-    output.args = (tuple(output.args[0]) + tuple(chosen),)
-    for node in chosen:
-        spec = OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(name=node.name), target=None)
-        program.graph_signature.output_specs.append(spec)
-    program.graph_module.recompile()
-    # The calling convention now returns a flat tuple of all outputs.
-    signature = program.module_call_graph[0].signature
-    assert signature is not None
-    signature.out_spec = pytree.tree_structure(tuple(output.args[0]))
+    append_outputs(program, chosen)
     return [node.name for node in chosen]
 
 

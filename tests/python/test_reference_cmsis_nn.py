@@ -592,7 +592,7 @@ def test_lstm(oracle, shape, saturating, carried) -> None:
         _call(oracle.oracle_lstm, x, *geometry, *operands, 5, power, expected, final_h, final_c)
         == 0
     )
-    actual, h, c = lstm.lstm_with_state(
+    actual, h, c = lstm.lstm(
         torch.from_numpy(x),
         params.input_weights,
         params.hidden_weights,

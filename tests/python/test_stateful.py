@@ -59,16 +59,7 @@ def _lstm_operands(features: int, hidden: int) -> tuple:
         5,
         lstm.cell_scale_power(2.0),
     )
-    return (
-        params.input_weights,
-        params.hidden_weights,
-        params.input_biases,
-        params.hidden_biases,
-        params.gate_scales.flatten().tolist(),
-        params.state_scales.tolist(),
-        5,
-        params.cell_scale_power,
-    )
+    return (*_kernel_operands(params, 5), params.cell_scale_power)
 
 
 def _gru_operands(features: int, hidden: int) -> tuple:
@@ -83,6 +74,12 @@ def _gru_operands(features: int, hidden: int) -> tuple:
         1 / 128,
         5,
     )
+    return _kernel_operands(params, 5)
+
+
+def _kernel_operands(params: lstm.LstmParameters | gru.GruParameters, zero_point: int) -> tuple:
+    """A layer's parameters as its kernel's arguments take them, then the output's zero
+    point (reference/own_ops.py)."""
     return (
         params.input_weights,
         params.hidden_weights,
@@ -90,7 +87,7 @@ def _gru_operands(features: int, hidden: int) -> tuple:
         params.hidden_biases,
         params.gate_scales.flatten().tolist(),
         params.state_scales.tolist(),
-        5,
+        zero_point,
     )
 
 

@@ -12,7 +12,6 @@ value.
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -80,7 +79,7 @@ def layer_values(
         ("float", float_graph, "float_node"),
     ):
         wanted = {getattr(layer, attribute) for layer in layers} - {None}
-        with own_ops.carried_float_states() if stream else nullcontext():
+        with own_ops.carried_float_states(stream):
             runs = [_node_values(graph, sample, wanted) for sample in samples]
         for index, layer in enumerate(layers):
             name = getattr(layer, attribute)

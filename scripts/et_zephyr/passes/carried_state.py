@@ -16,24 +16,20 @@ outputs are planned allocations the kernel writes, as its scratch is.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.passes import make_alloc_node
 from torch.export import ExportedProgram
-from torch.export.graph_signature import (
-    InputKind,
-    InputSpec,
-    OutputKind,
-    OutputSpec,
-    TensorArgument,
-)
+from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
 from torch.fx import Node
 from torch.utils import _pytree as pytree
 
 from ..errors import ExportError
 from ..firmware.kernels import source_line
+from .fx_nodes import append_outputs
 from .recurrent_kernels import GRU_KERNEL, LSTM_KERNEL
 
 _CAUSAL_PAD = exir_ops.edge.et_zephyr.causal_pad.default
@@ -64,7 +60,7 @@ class CarriedState:
             "name": self.name,
             "shape": list(self.shape),
             "dtype": str(self.dtype).removeprefix("torch."),
-            "nbytes": self.reset().nbytes,
+            "nbytes": math.prod(self.shape) * self.dtype.itemsize,
             "reset_value": self.reset_value,
         }
 
@@ -105,16 +101,11 @@ def carry_states(program: ExportedProgram) -> list[CarriedState]:
             written.append(_concatenate_frames(node, inputs[0]))
         else:
             written += _run_from(graph_module, node, inputs)
-    output = graph.output_node()
-    output.args = (tuple(output.args[0]) + tuple(written),)
-    for node in written:
-        spec = OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(name=node.name), target=None)
-        program.graph_signature.output_specs.append(spec)
+    append_outputs(program, written)
     signature = program.module_call_graph[0].signature
     assert signature is not None
     user_inputs = [n for n in graph.nodes if n.op == "placeholder"][-_user_input_count(program) :]
     signature.in_spec = pytree.tree_structure((tuple(user_inputs), {}))
-    signature.out_spec = pytree.tree_structure(tuple(output.args[0]))
     graph.eliminate_dead_code()
     graph_module.recompile()
     return states

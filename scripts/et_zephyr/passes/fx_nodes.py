@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""New nodes in a captured ATen graph, with the fake value the quantizer reads."""
+"""New nodes in a captured ATen graph, with the fake value the quantizer reads, and new
+outputs of a lowered program."""
 
 from __future__ import annotations
 
 import torch
 import torch.utils._pytree as pytree
+from torch.export import ExportedProgram
+from torch.export.graph_signature import OutputKind, OutputSpec, TensorArgument
 from torch.fx import GraphModule, Node
 from torch.fx.node import map_arg
 
@@ -57,3 +60,17 @@ def pair(values: object) -> list[int]:
     """An operator's int-or-pair argument (stride, padding, ...) as two ints."""
     values = list(values) if isinstance(values, (list, tuple)) else [values]
     return [int(v) for v in (values * 2 if len(values) == 1 else values)]
+
+
+def append_outputs(program: ExportedProgram, nodes: list[Node]) -> None:
+    """Make the nodes the program's last outputs: its graph, signature and calling
+    convention (a flat tuple of all outputs)."""
+    output = program.graph_module.graph.output_node()
+    output.args = (tuple(output.args[0]) + tuple(nodes),)
+    for node in nodes:
+        spec = OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(name=node.name), target=None)
+        program.graph_signature.output_specs.append(spec)
+    signature = program.module_call_graph[0].signature
+    assert signature is not None
+    signature.out_spec = pytree.tree_structure(tuple(output.args[0]))
+    program.graph_module.recompile()

@@ -20,7 +20,6 @@ calibration data reach (`calibrate_cell_states`), as TFLite's converter chooses 
 from __future__ import annotations
 
 import operator
-from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -158,9 +157,7 @@ def calibrate_cell_states(graph: GraphModule, calibration: list[Stream]) -> None
     recorder = _CellRanges(graph)
     with torch.no_grad():
         for stream in calibration:
-            # One hop runs from nothing (a layer the model calls twice must not carry).
-            carried = own_ops.carried_float_states() if len(stream) > 1 else nullcontext()
-            with carried:
+            with own_ops.carried_float_states(len(stream) > 1):
                 for hop in stream:
                     recorder.run(*hop)
     for node in layers:

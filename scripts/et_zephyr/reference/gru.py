@@ -150,36 +150,11 @@ def gru(
     state_scales: torch.Tensor,
     output_zero_point: int,
     batch_first: bool,
-) -> torch.Tensor:
-    """The layer's int8 outputs h for every step ([B, T, H] or [T, B, H] like the input)
-    from a zero state: quantized_gru.cpp's arithmetic."""
-    return gru_with_state(
-        input,
-        input_weights,
-        hidden_weights,
-        input_biases,
-        hidden_biases,
-        gate_scales,
-        state_scales,
-        output_zero_point,
-        batch_first,
-    )[0]
-
-
-def gru_with_state(
-    input: torch.Tensor,
-    input_weights: torch.Tensor,
-    hidden_weights: torch.Tensor,
-    input_biases: torch.Tensor,
-    hidden_biases: torch.Tensor,
-    gate_scales: torch.Tensor,
-    state_scales: torch.Tensor,
-    output_zero_point: int,
-    batch_first: bool,
     hidden_in: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The layer's int8 outputs and final h ([B, H]) from `hidden_in` (int8 [B, H]; a
-    carried state, et-export --stateful) or a zero one (h = z_h)."""
+    """quantized_gru.cpp's arithmetic: the layer's int8 outputs h for every step ([B, T, H]
+    or [T, B, H] like the input) and its final h ([B, H]), from `hidden_in` (int8 [B, H];
+    a carried state, et-export --stateful) or a zero one (h = z_h)."""
     x = input.to(torch.int64)
     steps = x.transpose(0, 1) if batch_first else x  # [T, B, I]
     w_in, w_hid = input_weights.to(torch.int64), hidden_weights.to(torch.int64)

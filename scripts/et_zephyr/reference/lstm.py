@@ -159,40 +159,13 @@ def lstm(
     output_zero_point: int,
     cell_power: int,
     batch_first: bool,
-) -> torch.Tensor:
-    """The layer's int8 outputs h for every step ([B, T, H] or [T, B, H] like the input)
-    from a zero state: arm_lstm_unidirectional_s8's arithmetic."""
-    return lstm_with_state(
-        input,
-        input_weights,
-        hidden_weights,
-        input_biases,
-        hidden_biases,
-        gate_scales,
-        state_scales,
-        output_zero_point,
-        cell_power,
-        batch_first,
-    )[0]
-
-
-def lstm_with_state(
-    input: torch.Tensor,
-    input_weights: torch.Tensor,
-    hidden_weights: torch.Tensor,
-    input_biases: torch.Tensor,
-    hidden_biases: torch.Tensor,
-    gate_scales: torch.Tensor,
-    state_scales: torch.Tensor,
-    output_zero_point: int,
-    cell_power: int,
-    batch_first: bool,
     hidden_in: torch.Tensor | None = None,
     cell_in: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The layer's int8 outputs, final int8 h and final int16 cell state ([B, H] each)
-    from the given state (`hidden_in` int8 and `cell_in` int16, [B, H]; a carried one,
-    et-export --stateful) or a zero one. A given first h takes the recurrent products a
+    """arm_lstm_unidirectional_s8's arithmetic: the layer's int8 outputs h for every step
+    ([B, T, H] or [T, B, H] like the input), its final int8 h and final int16 cell state
+    ([B, H] each), from the given state (`hidden_in` int8 and `cell_in` int16, [B, H]; a
+    carried one, et-export --stateful) or a zero one. A given first h takes the recurrent products a
     zero state skips: from h = z_h they are zero, and the step the same."""
     x = input.to(torch.int64)
     steps = x.transpose(0, 1) if batch_first else x  # [T, B, I]

@@ -253,20 +253,21 @@ def _recurrent_output_shape(
     return [*input.shape[:2], hidden_weights.shape[-1]]
 
 
-# Final float states by layer (its input weights' storage) while carried_float_states()
-# is active; None otherwise.
+# Final float states by layer (a whole layer's input weights' storage, a causal pad's
+# number) while carried_float_states() is active; None otherwise.
 _carried: dict[int, object] | None = None
 
 
 @contextlib.contextmanager
-def carried_float_states() -> Iterator[dict[int, object]]:
-    """While active, each float whole LSTM and GRU layer starts from the final state its
-    previous call left: a long sequence fed a hop at a time, as et-export --stateful
-    calibrates. Clear the dictionary it gives between sequences."""
+def carried_float_states(active: bool = True) -> Iterator[None]:
+    """While active, each float whole LSTM and GRU layer and causal padding starts from
+    the final state its previous call left: a sequence fed a hop at a time, as et-export
+    --stateful calibrates and verifies. Enter it once a sequence; a sequence of one hop
+    (`active` false) runs from nothing, as a layer the model calls twice must."""
     global _carried
-    _carried = {}
+    _carried = {} if active else None
     try:
-        yield _carried
+        yield
     finally:
         _carried = None
 
@@ -363,15 +364,16 @@ def _gru(
 ) -> torch.Tensor:
     state = carried_state(weight_ih)
     output = gru.float_gru(input, weight_ih, weight_hh, bias_ih, bias_hh, batch_first, state)  # type: ignore[arg-type]
-    carry_state(weight_ih, gates_s16.last_of(output, batch_first))
-    return gates_s16.last_of(output, batch_first) if last_step else output
+    last = gates_s16.last_of(output, batch_first)
+    carry_state(weight_ih, last)
+    return last if last_step else output
 
 
 def _register_quantized_layer(
     name: str, layer: Callable[..., tuple[torch.Tensor, ...]], gates: int, states: int
 ) -> None:
     """The fake tensor and host reference (functional and out) of a whole quantized
-    recurrent layer: `layer` (lstm.lstm_with_state, gru.gru_with_state) over every step,
+    recurrent layer: `layer` (lstm.lstm, gru.gru) over every step,
     then the last step's h where the operator keeps only that; with a carried state (its
     `states` inputs, then as many outputs, given) its final state written to the outputs,
     as the kernel writes them."""
@@ -416,5 +418,5 @@ def _register_quantized_layer(
     _library.impl(f"{name}.out", out_variant, "CompositeExplicitAutograd")
 
 
-_register_quantized_layer("quantized_lstm", lstm.lstm_with_state, 4, 2)
-_register_quantized_layer("quantized_gru", gru.gru_with_state, 3, 1)
+_register_quantized_layer("quantized_lstm", lstm.lstm, 4, 2)
+_register_quantized_layer("quantized_gru", gru.gru, 3, 1)
