@@ -5,7 +5,8 @@ For each board: `west build` of benchmarks/firmware_app (the model exported at b
 for the board's CPU, its first test input const in flash, no logging, nothing exposed),
 then the firmware under the board's QEMU with the repository's instruction counter
 (`et-size BUILD --count-instructions` does the same for any build), and one table row:
-flash and RAM (et-size's totals), instructions per inference, the share outside the
+flash and RAM (et-size's totals), instructions per inference, the estimated cycles on
+the in-order cores (Cortex-M0, M0+, M3 and M4: `et-size --cycles`), the share outside the
 kernels (everything but CMSIS-NN and et-zephyr's own kernels: ExecuTorch, the op wrappers,
 the registration, libc, Zephyr's interrupts in the inference), and the outputs' CRC-32
 and argmax, with whether the bytes equal the host reference's (et-export's test vector).
@@ -49,6 +50,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from et_zephyr.common.table import format_table  # noqa: E402
 from et_zephyr.errors import ExportError  # noqa: E402
+from et_zephyr.size.cycles import estimate_build  # noqa: E402
 from et_zephyr.size.firmware_count import count_build  # noqa: E402
 from et_zephyr.size.footprint import measure  # noqa: E402
 from et_zephyr.size.instructions import attribute, read_histogram  # noqa: E402
@@ -76,6 +78,8 @@ class Row:
     error: str | None = None
     # Stack bytes used of the stack's size, by stack (main, isr): builds with stack.conf.
     stacks: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Estimated cycles per inference (estimate, low, high) on the in-order cores; why not.
+    cycles: tuple[int, int, int] | str = "-"
 
     @property
     def instructions(self) -> int:
@@ -99,15 +103,25 @@ class Row:
             "output_crc32": [f"{zlib.crc32(o):08x}" for o in self.outputs],
             "argmax": self.argmax,
             "stacks": {name: list(use) for name, use in self.stacks.items()},
+            "cycles_per_inference": self.cycles,
             "host_reference_equal": self.host_equal,
             "error": self.error,
         }
 
 
-def build(model: str, board: str, build_dir: Path, workspace: Path, cmake_args: list[str]) -> None:
+def build(
+    model: str,
+    board: str,
+    build_dir: Path,
+    workspace: Path,
+    cmake_args: list[str],
+    *,
+    app: Path = APP,
+    model_variable: str = "BENCH_MODEL",
+) -> None:
     command = [
         sys.executable, "-m", "west", "build", "-p", "always", "-b", board, "-d", str(build_dir),
-        str(APP), "--", f"-DBENCH_MODEL={model}", *cmake_args,
+        str(app), "--", f"-D{model_variable}={model}", *cmake_args,
     ]  # fmt: skip
     log = build_dir.with_name(build_dir.name + ".build.log")
     result = subprocess.run(
@@ -208,6 +222,7 @@ def measure_board(
     _, count = count_build(build_dir, windows=args.runs, timeout=args.timeout, until=DONE)
     row.windows = count.windows
     row.by_component = attribute(read_histogram(count.histogram), elf, linker_map).by_component
+    row.cycles = cycles_per_inference(build_dir, count.histogram, len(count.windows))
     done = next((line for line in count.console.splitlines() if DONE in line), "")
     if done.strip() != f"{DONE} ok":
         log = count.histogram.with_suffix(".log")
@@ -228,15 +243,26 @@ def measure_board(
     return row
 
 
+def cycles_per_inference(
+    build_dir: Path, histogram: Path, windows: int
+) -> tuple[int, int, int] | str:
+    """et-size's cycle estimate per inference (M0, M0+, M3, M4); "-" on other cores."""
+    try:
+        total = estimate_build(build_dir, histogram).total
+    except ExportError:
+        return "-"
+    return round(total.mid / windows), round(total.low / windows), round(total.high / windows)
+
+
 def render(rows: list[Row], model: str) -> str:
     header = (
-        "board", "flash", "RAM", "instructions per inference", "outside the kernels",
-        "outputs (CRC-32)", "argmax", "= host reference",
+        "board", "flash", "RAM", "instructions per inference", "cycles (estimate, TRM)",
+        "outside the kernels", "outputs (CRC-32)", "argmax", "= host reference",
     )  # fmt: skip
     table = [header]
     for row in rows:
         if row.error is not None:
-            table.append((row.board, "-", "-", "-", "-", "-", "-", f"error: {row.error}"))
+            table.append((row.board, *["-"] * 7, f"error: {row.error}"))
             continue
         instructions = f"{row.instructions:,}"
         if len(set(row.windows)) > 1:
@@ -247,13 +273,14 @@ def render(rows: list[Row], model: str) -> str:
                 f"{row.flash:,} B",
                 f"{row.ram:,} B",
                 instructions,
+                row.cycles if isinstance(row.cycles, str) else _cycles(*row.cycles),
                 f"{100 * row.outside_kernels:.1f} %",
                 " ".join(f"{zlib.crc32(o):08x}" for o in row.outputs),
                 "-" if row.argmax is None else str(row.argmax),
                 {True: "yes", False: "NO", None: "-"}[row.host_equal],
             )
         )
-    lines = [f"model: {model}", *format_table(table, left=(0, 5, 7))]
+    lines = [f"model: {model}", *format_table(table, left=(0, 6, 8))]
     measured = [row for row in rows if row.stacks]
     if measured:
         lines += ["", "stack used (stack.conf):"]
@@ -263,6 +290,10 @@ def render(rows: list[Row], model: str) -> str:
             )
             lines.append(f"  {row.board}: {uses}")
     return "\n".join(lines)
+
+
+def _cycles(estimate: int, low: int, high: int) -> str:
+    return f"{estimate:,} ({low / 1e6:.2f}-{high / 1e6:.2f} M)"
 
 
 def progress(message: str) -> None:

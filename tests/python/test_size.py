@@ -204,7 +204,9 @@ def test_a_malformed_histogram_is_refused(firmware: Path, tmp_path: Path) -> Non
     histogram = tmp_path / "hist.txt"
     histogram.write_text("0x100 5\nnot a count\n")
     args = build_parser().parse_args([str(firmware), "--instructions", str(histogram)])
-    with pytest.raises(ExportError, match="hist.txt:2: expected '0x<address> <count>'"):
+    with pytest.raises(
+        ExportError, match=r"hist.txt:2: expected '0x<address> <count>\[ <taken>\]'"
+    ):
         run(args)
 
 

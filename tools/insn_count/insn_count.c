@@ -21,9 +21,12 @@
  *   0x10001234 2
  *   ...
  *
- * one "0x<address> <count>" line per address executed inside a window, summed
- * over the windows, in address order (`et-size BUILD --instructions FILE` reads
- * it).
+ * one "0x<address> <count>[ <taken>]" line per address executed inside a
+ * window, summed over the windows, in address order (`et-size BUILD
+ * --instructions FILE` reads it). <taken>, written when not 0, is how often
+ * the next instruction counted was not the one after it in memory: a taken
+ * branch, or an exception entered after it (`et-size --cycles` prices taken
+ * branches; the header's taken=on says the column is there).
  *
  * Counting is per executed instruction, not per translation block: every
  * instruction of every block gets an execution callback that QEMU calls just
@@ -53,6 +56,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 struct site {
     uint64_t address;
     uint64_t count; /* executions inside windows */
+    uint64_t taken; /* executions followed by another address than address + size */
+    unsigned int size;
     bool is_start;
     bool is_end;
 };
@@ -81,7 +86,8 @@ static struct {
 
     /* Window state, written by the window's vCPU only. */
     bool active;
-    unsigned int owner; /* the vCPU whose window is open */
+    unsigned int owner;    /* the vCPU whose window is open */
+    struct site *previous; /* the last instruction counted in the open window */
     bool done;
     uint64_t in_window;
     uint64_t *totals;
@@ -205,13 +211,19 @@ static void write_histogram(bool with_sites) {
         return;
     }
     fprintf(out,
-            "# insn_count start=0x%" PRIx64 " end=0x%" PRIx64 " windows=%zu total=%" PRIu64 "\n",
+            "# insn_count start=0x%" PRIx64 " end=0x%" PRIx64 " windows=%zu total=%" PRIu64
+            " taken=on\n",
             state.start, state.end, state.n_windows, total);
     for (size_t w = 0; w < state.n_windows; w++) {
         fprintf(out, "# window %zu %" PRIu64 "\n", w + 1, state.totals[w]);
     }
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, "0x%08" PRIx64 " %" PRIu64 "\n", sites[i]->address, sites[i]->count);
+        if (sites[i]->taken != 0) {
+            fprintf(out, "0x%08" PRIx64 " %" PRIu64 " %" PRIu64 "\n", sites[i]->address,
+                    sites[i]->count, sites[i]->taken);
+        } else {
+            fprintf(out, "0x%08" PRIx64 " %" PRIu64 "\n", sites[i]->address, sites[i]->count);
+        }
     }
     if (fclose(out) != 0 || rename(temporary, state.hist_path) != 0) {
         char message[512];
@@ -245,11 +257,27 @@ static void close_window(void) {
     }
 }
 
+/* A taken branch of the last instruction counted when `next` does not follow it in memory. */
+static void note_transfer(const struct site *next) {
+    struct site *previous = state.previous;
+
+    if (previous != NULL && previous->address + previous->size != next->address) {
+        previous->taken++;
+    }
+}
+
+/* Counts `s` in the open window. */
+static void count_site(struct site *s) {
+    note_transfer(s);
+    s->count++;
+    state.in_window++;
+    state.previous = s;
+}
+
 /* Every instruction but the window's start and end. */
 static void on_insn(unsigned int vcpu_index, void *userdata) {
     if (state.active && vcpu_index == state.owner) {
-        ((struct site *)userdata)->count++;
-        state.in_window++;
+        count_site(userdata);
     }
 }
 
@@ -261,16 +289,18 @@ static void on_marker(unsigned int vcpu_index, void *userdata) {
         return;
     }
     if (state.active && s->is_end) {
+        /* The jump to `end` (a return, say) is the window's last branch. */
+        note_transfer(s);
         close_window();
     }
     if (!state.active && !state.done && s->is_start) {
         state.owner = vcpu_index;
         state.active = true;
         state.in_window = 0;
+        state.previous = NULL;
     }
     if (state.active) {
-        s->count++;
-        state.in_window++;
+        count_site(s);
     }
 }
 
@@ -282,6 +312,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         struct site *s = site_of(qemu_plugin_insn_vaddr(insn));
+
+        s->size = (unsigned int)qemu_plugin_insn_size(insn);
 
         qemu_plugin_register_vcpu_insn_exec_cb(insn, s->is_start || s->is_end ? on_marker : on_insn,
                                                QEMU_PLUGIN_CB_NO_REGS, s);

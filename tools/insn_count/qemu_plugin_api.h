@@ -51,6 +51,7 @@ void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t 
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 
 /* Text to QEMU's log (stderr unless -D FILE is given). */
 void qemu_plugin_outs(const char *string);

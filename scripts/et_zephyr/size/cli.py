@@ -34,11 +34,20 @@ et_zephyr_run() -- one inference, with the interrupts that land in it -- for
 BUILD_DIR/insn_count.log), and prints the instructions of each inference and
 their attribution (summed over the inferences counted).
 
+With --cycles it also estimates the cycles of what it counted on the build's
+core, for the in-order Cortex-M0, M0+, M3 and M4: each instruction's cycles in
+the core's Technical Reference Manual (zero-wait-state memory), the pipeline
+refill of every taken branch (the counter records them), overlapped loads and
+address stalls, exception entries; printed with the TRM's bounds (a branch
+refill of 1 to 3 cycles, ...) and by instruction class. The M7, M33, M55 and
+M85 get no estimate: their timings are not published or not additive.
+
 examples:
   et-size build                               flash and RAM by component
   et-size build --count-instructions          ... and one inference's instructions under QEMU
   et-size build --count-instructions --windows 5 --top 30
   et-size build --instructions kws.hist       attribute a histogram made elsewhere
+  et-size build --count-instructions --cycles ... and its cycles on an M0/M0+/M3/M4
 """
 
 
@@ -66,6 +75,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         action="store_true",
         help="run the firmware under QEMU with the instruction counter and attribute "
         "what one inference (or --windows) executes",
+    )
+    parser.add_argument(
+        "--cycles",
+        action="store_true",
+        help="with --count-instructions or --instructions: estimate the cycles on the build's "
+        "core (Cortex-M0, M0+, M3, M4) from its Technical Reference Manual's timings",
     )
     parser.add_argument(
         "--windows",
@@ -120,6 +135,9 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> str:
+    from .counting import read_windows
+    from .cycles import CycleEstimate, estimate_build
+    from .cycles import render as render_cycles
     from .footprint import measure
     from .instructions import attribute, read_histogram, render_split
     from .report import render_table, write_plot
@@ -130,13 +148,21 @@ def run(args: argparse.Namespace) -> str:
     other = measure(*_build_files(args.compare)) if args.compare else None
     histogram, count_lines, windows = _histogram(args)
     split = None
+    cycles: CycleEstimate | str | None = None
     if histogram is not None:
         split = attribute(read_histogram(histogram), elf, linker_map)
+        if args.cycles:
+            try:
+                cycles = estimate_build(args.build_dir, histogram)
+            except ExportError as error:  # a core with no model: the rest stands
+                cycles = str(error)
     document = footprint.to_json()
     if split is not None:
         document["instructions"] = split.to_json()
         if windows:
             document["instructions"]["windows"] = windows
+    if isinstance(cycles, CycleEstimate):
+        document["cycles"] = cycles.to_json()
     (args.build_dir / "size.json").write_text(json.dumps(document, indent=2) + "\n")
     write_plot(footprint, args.build_dir / "size.png", f"{elf}")
     if args.json:
@@ -148,6 +174,10 @@ def run(args: argparse.Namespace) -> str:
         sections.extend(count_lines)
         sections.append(f"executed instructions ({histogram})")
         sections.append(render_split(split, args.top))
+    if isinstance(cycles, CycleEstimate):
+        sections.append(render_cycles(cycles, len(read_windows(histogram)) or 1))
+    elif cycles is not None:
+        sections.append(f"cycles: {cycles}")
     return "\n\n".join([*sections, files])
 
 
@@ -156,6 +186,8 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ExportError("give --instructions HIST or --count-instructions, not both")
     if (args.start is None) != (args.end is None):
         raise ExportError("--start and --end go together")
+    if args.cycles and not (args.count_instructions or args.instructions):
+        raise ExportError("--cycles needs --count-instructions or --instructions HIST")
     if args.start is not None and not args.count_instructions:
         raise ExportError("--start and --end need --count-instructions")
 

@@ -2,7 +2,8 @@
 """Attribute executed instructions to the components of `et-size` and to functions.
 
 The input is an instruction histogram: one line per executed instruction address,
-``0x<address> <count>`` (e.g. written by a QEMU TCG plugin over one inference).
+``0x<address> <count>[ <taken>]`` (e.g. written by a QEMU TCG plugin over one inference;
+<taken>, how often a branch there was taken, is what `cycles` needs).
 Addresses go to the linker map's input section that holds them, hence to the same
 components as the firmware's bytes, and to the ELF function symbol that covers them.
 """
@@ -26,7 +27,9 @@ from ..errors import ExportError
 from .footprint import ORDER, OTHER, classify
 from .linker_map import parse_map
 
-_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)\s+(\d+)\s*$")
+_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)\s+(\d+)(?:\s+(\d+))?\s*$")
+# The counter's header says when its lines carry the taken column.
+_WITH_TAKEN = re.compile(r"^#.*\btaken=on\b")
 UNKNOWN_FUNCTION = "?"
 
 
@@ -47,21 +50,48 @@ class InstructionSplit:
 
 def read_histogram(path: Path) -> dict[int, int]:
     """Executions per instruction address; repeated addresses are summed."""
+    return _read(path)[0]
+
+
+def read_taken(path: Path) -> dict[int, int]:
+    """How often execution went on elsewhere than the next instruction in memory after
+    each address (a taken branch, or an exception entered), by address; only addresses
+    where it did. A histogram of an older counter, without the column, is an error."""
+    _, taken, with_taken = _read(path)
+    if not with_taken:
+        raise ExportError(
+            f"{path} does not say how often branches were taken (its header lacks "
+            "taken=on): count again with this et-size's counter (--count-instructions)"
+        )
+    return taken
+
+
+def _read(path: Path) -> tuple[dict[int, int], dict[int, int], bool]:
     try:
         text = path.read_text()
     except OSError as error:
         raise ExportError(f"cannot read {path}: {error.strerror}") from error
     counts: Counter[int] = Counter()
+    taken: Counter[int] = Counter()
+    with_taken = False
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("#"):
+            with_taken = with_taken or _WITH_TAKEN.match(line.lstrip()) is not None
             continue
         match = _LINE.match(line)
         if match is None:
-            raise ExportError(f"{path}:{number}: expected '0x<address> <count>', got {line!r}")
-        counts[int(match.group(1), 0)] += int(match.group(2))
+            raise ExportError(
+                f"{path}:{number}: expected '0x<address> <count>[ <taken>]', got {line!r}"
+            )
+        address = int(match.group(1), 0)
+        counts[address] += int(match.group(2))
+        if match.group(3) is not None:
+            taken[address] += int(match.group(3))
     if not counts:
         raise ExportError(f"{path} holds no instruction counts")
-    return dict(counts)
+    return dict(counts), dict(taken), with_taken
 
 
 def attribute(histogram: dict[int, int], elf_path: Path, map_path: Path) -> InstructionSplit:

@@ -35,25 +35,35 @@ class Window:
 
 def inference_window(elf_path: Path) -> Window:
     """Method::execute()'s entry and the return site of its call in et_zephyr_run()."""
+    return call_window(
+        elf_path, EXECUTE, CALLER, "Method::execute()", hint="not an et-zephyr firmware?"
+    )
+
+
+def call_window(
+    elf_path: Path, callee: str, caller: str, name: str | None = None, *, hint: str = ""
+) -> Window:
+    """From `callee`'s entry to the return site of its one call in `caller` (function
+    symbols): the callee's whole run, interrupts included, and nothing of the caller."""
+    name = name or f"{callee}()"
     with elf_path.open("rb") as stream:
         elf = ELFFile(stream)
         functions = _functions(elf, elf_path)
-        if EXECUTE not in functions:
+        if callee not in functions:
             raise ExportError(
-                f"{elf_path} has no executorch::runtime::Method::execute(): "
-                "not an et-zephyr firmware? (give --start and --end)"
+                f"{elf_path} has no {name}: {hint + ' ' if hint else ''}(give --start and --end)"
             )
-        if CALLER not in functions:
-            raise ExportError(f"{elf_path} has no {CALLER}() (give --start and --end)")
-        start = functions[EXECUTE][0]
-        caller, size = functions[CALLER]
-        sites = call_sites(_code(elf, caller, size), caller, start)
+        if caller not in functions:
+            raise ExportError(f"{elf_path} has no {caller}() (give --start and --end)")
+        start = functions[callee][0]
+        address, size = functions[caller]
+        sites = call_sites(_code(elf, address, size), address, start)
     if len(sites) != 1:
         raise ExportError(
-            f"{CALLER}() in {elf_path} calls Method::execute() {len(sites)} times, "
+            f"{caller}() in {elf_path} calls {name} {len(sites)} times, "
             "expected once (give --start and --end)"
         )
-    return Window(start, sites[0], f"Method::execute() to its return in {CALLER}()")
+    return Window(start, sites[0], f"{name} to its return in {caller}()")
 
 
 def symbol_window(elf_path: Path, start: str, end: str) -> Window:
