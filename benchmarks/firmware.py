@@ -219,7 +219,9 @@ def measure_board(
         f"{row.ram:,} B RAM); counting under QEMU ..."
     )
     step = time.monotonic()
-    _, count = count_build(build_dir, windows=args.runs, timeout=args.timeout, until=DONE)
+    _, count = count_build(
+        build_dir, windows=args.runs, skip=args.warm_up, timeout=args.timeout, until=DONE
+    )
     row.windows = count.windows
     row.by_component = attribute(read_histogram(count.histogram), elf, linker_map).by_component
     row.cycles = cycles_per_inference(build_dir, count.histogram, len(count.windows))
@@ -357,6 +359,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="inferences the firmware runs and the counter counts (CONFIG_BENCH_RUNS; default 1)",
     )
     parser.add_argument(
+        "--warm-up",
+        type=int,
+        default=0,
+        metavar="N",
+        help="inferences run before the counted ones and not counted (default 0)",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds per board under QEMU (default 600)"
     )
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
@@ -372,10 +381,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if len(models) > 1 and not args.build_only:
         parser.error("several models need --build-only (one model a run otherwise)")
     args.model = models
-    if args.runs < 1:
-        parser.error("--runs must be at least 1")
-    if args.runs > 1:
-        args.cmake_arg = [*args.cmake_arg, f"-DCONFIG_BENCH_RUNS={args.runs}"]
+    if args.runs < 1 or args.warm_up < 0:
+        parser.error("--runs must be at least 1, --warm-up at least 0")
+    if args.runs + args.warm_up > 1:
+        args.cmake_arg = [*args.cmake_arg, f"-DCONFIG_BENCH_RUNS={args.runs + args.warm_up}"]
     return args
 
 

@@ -8,10 +8,10 @@ with CMSIS-NN's kernels, as Zephyr's optional tflite-micro project gives it, run
 MLCommons reference .tflite of the same network on an all-zero input), each built with
 `west build`, run under the board's QEMU and counted by the repository's counter over one
 inference (Method::execute() for et-zephyr, MicroInterpreter::Invoke() for TFLite Micro,
-interrupts included). One table: flash and RAM (et-size's totals; TFLite Micro's arena
-counted at what the model used, BENCH_ARENA, not at the arena the firmware reserves),
-instructions and, on the in-order cores, estimated cycles per inference, and the ratio
-of TFLite Micro's instructions to et-zephyr's.
+interrupts included) after an uncounted warm-up inference. One table: flash and RAM
+(et-size's totals; TFLite Micro's arena counted at what the model used, BENCH_ARENA, not
+at the arena the firmware reserves), instructions and, on the in-order cores, estimated
+cycles per inference, and the ratio of TFLite Micro's instructions to et-zephyr's.
 
 The .tflite files are the user's: MLCommons' reference models from a checkout of
 mlcommons/tiny (--tiny DIR: benchmark/training/*/trained_models/), or any pairs
@@ -66,6 +66,9 @@ TINY = {
 }
 # et-zephyr as the MLCommons models run: INT8 in and out, the same all-zero input.
 OURS_CMAKE = ["-DBENCH_EXPORT_ARGS=--io;int8", "-DBENCH_INPUT=zeros"]
+# Each firmware runs a warm-up inference, then the counted one: what an always-on
+# application pays per inference, not a runtime's first-call set-up.
+RUNS = ["-DCONFIG_BENCH_RUNS=2"]
 
 
 @dataclass
@@ -80,7 +83,7 @@ def measure_peer(pair: Pair, board: str, build_dir: Path, args: argparse.Namespa
     step = time.monotonic()
     progress(f"{board}: building TFLite Micro with {pair.tflite.name} in {build_dir} ...")
     firmware.build(
-        str(pair.tflite), board, build_dir, args.workspace, args.peer_cmake_arg,
+        str(pair.tflite), board, build_dir, args.workspace, [*RUNS, *args.peer_cmake_arg],
         app=APP, model_variable="PEER_MODEL",
     )  # fmt: skip
     elf, linker_map = build_dir / "zephyr" / "zephyr.elf", build_dir / "zephyr" / "zephyr.map"
@@ -91,6 +94,7 @@ def measure_peer(pair: Pair, board: str, build_dir: Path, args: argparse.Namespa
         build_dir,
         start=f"0x{window.start:x}",
         end=f"0x{window.end:x}",
+        skip=1,
         timeout=args.timeout,
         until=firmware.DONE,
     )
@@ -110,8 +114,8 @@ def measure_peer(pair: Pair, board: str, build_dir: Path, args: argparse.Namespa
 
 
 def measure_ours(pair: Pair, board: str, build_dir: Path, args: argparse.Namespace) -> Row:
-    args.cmake_arg = [*OURS_CMAKE, *args.our_cmake_arg]
-    args.runs = 1
+    args.cmake_arg = [*OURS_CMAKE, *RUNS, *args.our_cmake_arg]
+    args.runs, args.warm_up = 1, 1
     return firmware.measure_board(pair.model, board, build_dir, args.workspace, args)
 
 

@@ -278,6 +278,21 @@ def test_exit_on_end_stops_qemu_after_the_windows_asked(plugin: Path, tmp_path: 
     assert sum(read_histogram(count.histogram).values()) == 2 * expected_per_window(50)
 
 
+def test_skipped_windows_count_nothing(plugin: Path, tmp_path: Path) -> None:
+    elf = build_program(tmp_path, loops=20, calls=3)
+    count = count_instructions(
+        qemu(elf), plugin, window_of(elf), tmp_path / "program.hist", windows=2, skip=1
+    )
+    assert count.windows == [expected_per_window(20)] * 2
+    assert sum(read_histogram(count.histogram).values()) == 2 * expected_per_window(20)
+    # The first call's window passed over: three calls, two windows counted; one more
+    # to count than the program makes is an error.
+    with pytest.raises(ExportError, match=r"after 1 of 2 inference windows"):
+        count_instructions(
+            qemu(elf), plugin, window_of(elf), tmp_path / "h.hist", windows=2, skip=2
+        )
+
+
 def test_a_firmware_that_never_closes_enough_windows(plugin: Path, tmp_path: Path) -> None:
     elf = build_program(tmp_path, loops=5, calls=2)
     with pytest.raises(ExportError, match=r"QEMU exited \(code 0\) after 2 of 5 inference windows"):

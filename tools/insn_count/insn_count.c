@@ -5,13 +5,15 @@
  * inside windows and writes how often each address executed.
  *
  *   qemu-system-arm ... -plugin libinsn_count.so,start=0x10001234,end=0x10005678,
- *                       hist=run.hist[,windows=N][,exit_on_end=on]
+ *                       hist=run.hist[,windows=N][,skip=K][,exit_on_end=on]
  *
  * A window opens at the first execution of `start` (that instruction is
  * counted) and closes at the next execution of `end` (not counted); the next
  * execution of `start` opens the next window. `windows=N` stops counting after
- * N windows (0, the default: no limit); `exit_on_end=on` ends QEMU when the
- * last window closes (after one window unless `windows` says otherwise).
+ * N windows (0, the default: no limit); `skip=K` counts nothing in the first
+ * K windows (warm-up runs: a runtime that sets itself up in its first call);
+ * `exit_on_end=on` ends QEMU when the last window closes (after one window
+ * unless `windows` says otherwise).
  *
  * The histogram file is rewritten each time a window closes, and at exit:
  *
@@ -74,6 +76,8 @@ static struct {
     uint64_t end;
     char *hist_path;
     uint64_t max_windows; /* 0: no limit */
+    uint64_t skip;        /* windows to pass over before counting */
+    uint64_t skipped;
     bool exit_on_end;
 
     /* Address -> site, open addressing; made under `lock` at translation time. */
@@ -86,6 +90,7 @@ static struct {
 
     /* Window state, written by the window's vCPU only. */
     bool active;
+    bool skipping;         /* the open window is a skipped one: nothing in it counts */
     unsigned int owner;    /* the vCPU whose window is open */
     struct site *previous; /* the last instruction counted in the open window */
     bool done;
@@ -276,7 +281,7 @@ static void count_site(struct site *s) {
 
 /* Every instruction but the window's start and end. */
 static void on_insn(unsigned int vcpu_index, void *userdata) {
-    if (state.active && vcpu_index == state.owner) {
+    if (state.active && !state.skipping && vcpu_index == state.owner) {
         count_site(userdata);
     }
 }
@@ -289,17 +294,23 @@ static void on_marker(unsigned int vcpu_index, void *userdata) {
         return;
     }
     if (state.active && s->is_end) {
-        /* The jump to `end` (a return, say) is the window's last branch. */
-        note_transfer(s);
-        close_window();
+        if (state.skipping) {
+            state.active = false;
+            state.skipped++;
+        } else {
+            /* The jump to `end` (a return, say) is the window's last branch. */
+            note_transfer(s);
+            close_window();
+        }
     }
     if (!state.active && !state.done && s->is_start) {
         state.owner = vcpu_index;
         state.active = true;
+        state.skipping = state.skipped < state.skip;
         state.in_window = 0;
         state.previous = NULL;
     }
-    if (state.active) {
+    if (state.active && !state.skipping) {
         count_site(s);
     }
 }
@@ -384,13 +395,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         } else if (strcmp(key, "windows") == 0) {
             ok = parse_u64(value, &state.max_windows);
             windows_given = ok;
+        } else if (strcmp(key, "skip") == 0) {
+            ok = parse_u64(value, &state.skip);
         } else if (strcmp(key, "exit_on_end") == 0) {
             ok = qemu_plugin_bool_parse(key, value, &state.exit_on_end);
         } else if (strcmp(key, "hist") == 0) {
             state.hist_path = must_alloc(strdup(value));
         } else {
             snprintf(message, sizeof(message),
-                     "unknown option '%s' (start, end, hist, windows, exit_on_end)", key);
+                     "unknown option '%s' (start, end, hist, windows, skip, exit_on_end)", key);
             fail(message);
             return -1;
         }

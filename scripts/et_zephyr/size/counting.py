@@ -44,10 +44,12 @@ def count_instructions(
     histogram: Path,
     *,
     windows: int = 1,
+    skip: int = 0,
     until: str | None = None,
     timeout: float = 300.0,
 ) -> Count:
-    """Run `command` with the plugin counting `windows` windows into `histogram`.
+    """Run `command` with the plugin counting `windows` windows into `histogram`, after
+    `skip` windows it passes over (warm-up inferences).
 
     Without `until`, QEMU ends when the last window closes (the plugin's
     exit_on_end). With it, the firmware runs on until it prints a line holding
@@ -61,6 +63,7 @@ def count_instructions(
         f"end=0x{window.end:x}",
         f"hist={histogram}",
         f"windows={windows}",
+        f"skip={skip}",
     ]
     if until is None:
         options.append("exit_on_end=on")

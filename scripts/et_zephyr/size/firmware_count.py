@@ -17,14 +17,15 @@ def count_build(
     build_dir: Path,
     *,
     windows: int = 1,
+    skip: int = 0,
     timeout: float = 300.0,
     start: str | None = None,
     end: str | None = None,
     until: str | None = None,
 ) -> tuple[Window, Count]:
     """Run BUILD_DIR's firmware under its board's QEMU with the counter (built into
-    BUILD_DIR/insn_count) over `windows` inferences; the histogram goes to
-    BUILD_DIR/insn_count.hist, the console to BUILD_DIR/insn_count.log."""
+    BUILD_DIR/insn_count) over `windows` inferences after `skip` uncounted ones; the
+    histogram goes to BUILD_DIR/insn_count.hist, the console to BUILD_DIR/insn_count.log."""
     # QEMU runs in the board's own working directory: every path it gets is absolute.
     build_dir = build_dir.resolve()
     elf = build_dir / "zephyr" / "zephyr.elf"
@@ -40,6 +41,7 @@ def count_build(
         window,
         build_dir / HISTOGRAM,
         windows=windows,
+        skip=skip,
         until=until,
         timeout=timeout,
     )
