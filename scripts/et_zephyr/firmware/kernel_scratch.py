@@ -297,7 +297,7 @@ def _linear_mve_takes(node: torch.fx.Node) -> bool:
     if depth < 1 or depth % _VECTOR_BYTES or filter_offset != 0:
         return False
     rows = x_val.numel() // depth
-    if rows < 1 or out_val.numel() != rows * channels:
+    if rows < 2 or out_val.numel() != rows * channels:
         return False
     if not multipliers or not shifts or not -(2**31) <= multipliers[0] < 2**31:
         return False
