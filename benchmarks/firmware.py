@@ -17,6 +17,9 @@ and argmax, with whether the bytes equal the host reference's (et-export's test 
     python3 benchmarks/firmware.py -b mps3/corstone300/an547 \\
         "--cmake-arg=-DBENCH_EXPORT_ARGS=--io;int8" --cmake-arg=-DEXTRA_CONF_FILE=stack.conf
 
+--runs N counts N inferences (each row's figure is the first; a range when they differ);
+--warm-up N runs N more before them, uncounted (a runtime's first-call set-up left out).
+
 With EXTRA_CONF_FILE=stack.conf it also prints how much of the main and interrupt
 stacks the firmware used.
 
