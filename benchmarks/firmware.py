@@ -298,7 +298,7 @@ def render(rows: list[Row], model: str) -> str:
 
 
 def _cycles(estimate: int, low: int, high: int) -> str:
-    return f"{estimate:,} ({low / 1e6:.2f}-{high / 1e6:.2f} M)"
+    return f"{estimate:,} ({low:,}-{high:,})"
 
 
 def progress(message: str) -> None:
