@@ -53,6 +53,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from et_zephyr.common.table import format_table  # noqa: E402
 from et_zephyr.errors import ExportError  # noqa: E402
+from et_zephyr.size.counting import Count  # noqa: E402
 from et_zephyr.size.cycles import estimate_build  # noqa: E402
 from et_zephyr.size.firmware_count import count_build  # noqa: E402
 from et_zephyr.size.footprint import measure  # noqa: E402
@@ -228,10 +229,7 @@ def measure_board(
     row.windows = count.windows
     row.by_component = attribute(read_histogram(count.histogram), elf, linker_map).by_component
     row.cycles = cycles_per_inference(build_dir, count.histogram, len(count.windows))
-    done = next((line for line in count.console.splitlines() if DONE in line), "")
-    if done.strip() != f"{DONE} ok":
-        log = count.histogram.with_suffix(".log")
-        raise ExportError(f"the firmware failed: {done.strip() or 'no ' + DONE} ({log})")
+    check_done(count, "the firmware")
     printed = {int(index): bytes.fromhex(data) for index, data in _OUTPUT.findall(count.console)}
     row.outputs = [printed[index] for index in sorted(printed)]
     argmax = _ARGMAX.search(count.console)
@@ -257,6 +255,14 @@ def cycles_per_inference(
     except ExportError:
         return "-"
     return round(total.mid / windows), round(total.low / windows), round(total.high / windows)
+
+
+def check_done(count: Count, firmware: str) -> None:
+    """An error unless the firmware printed "BENCH_DONE ok"."""
+    done = next((line for line in count.console.splitlines() if DONE in line), "")
+    if done.strip() != f"{DONE} ok":
+        log = count.histogram.with_suffix(".log")
+        raise ExportError(f"{firmware} failed: {done.strip() or 'no ' + DONE} ({log})")
 
 
 def render(rows: list[Row], model: str) -> str:

@@ -98,9 +98,7 @@ def measure_peer(pair: Pair, board: str, build_dir: Path, args: argparse.Namespa
         timeout=args.timeout,
         until=firmware.DONE,
     )
-    done = next((line for line in count.console.splitlines() if firmware.DONE in line), "")
-    if done.strip() != f"{firmware.DONE} ok":
-        raise ExportError(f"the peer firmware failed: {done.strip() or 'no ' + firmware.DONE}")
+    firmware.check_done(count, "the peer firmware")
     used = _ARENA.search(count.console)
     reserved = _ARENA_SIZE.search((build_dir / "zephyr" / ".config").read_text())
     if used is None or reserved is None:
@@ -114,8 +112,6 @@ def measure_peer(pair: Pair, board: str, build_dir: Path, args: argparse.Namespa
 
 
 def measure_ours(pair: Pair, board: str, build_dir: Path, args: argparse.Namespace) -> Row:
-    args.cmake_arg = [*OURS_CMAKE, *RUNS, *args.our_cmake_arg]
-    args.runs, args.warm_up = 1, 1
     return firmware.measure_board(pair.model, board, build_dir, args.workspace, args)
 
 
@@ -217,6 +213,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if not file.is_file():
             parser.error(f"{pair.name}: no such model file: {file}")
     args.pairs = pairs
+    # What firmware.measure_board reads: et-zephyr's build and its counted inference.
+    args.cmake_arg = [*OURS_CMAKE, *RUNS, *args.our_cmake_arg]
+    args.runs, args.warm_up = 1, 1
     return args
 
 

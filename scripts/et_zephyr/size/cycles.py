@@ -75,9 +75,7 @@ def estimate(
         else:
             cost = core.cost(instruction)
             kind = cost.kind
-            spent = cost.base * count
-            if cost.taken != ZERO:
-                spent = spent + cost.taken * taken.get(address, 0)
+            spent = cost.base * count + cost.taken * taken.get(address, 0)
             previous = ends.get(address)
             if previous is not None:
                 after = histogram.get(previous.address, 0) - taken.get(previous.address, 0)

@@ -17,9 +17,11 @@ or the Cortex-M55 and M85 (beat-wise Helium overlap): `timing_for` says so.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import product
 
+from ..errors import ExportError
 from .disassembly import Instruction
 
 
@@ -82,9 +84,10 @@ class Core:
     # M3/M4: a load or store after an LDR overlaps it; one whose address a data-processing
     # instruction just wrote waits a cycle for the register bank.
     pipelined_loads: bool
+    costs: Callable[[Core, Instruction], Cost]  # the architecture's table
 
     def cost(self, instruction: Instruction) -> Cost:
-        return _COSTERS[self.name](self, instruction)
+        return self.costs(self, instruction)
 
 
 # Register names in operands; register lists "{r4, r5, r6, lr}" or "{d8-d15}".
@@ -194,12 +197,9 @@ def _v6m_cost(core: Core, instruction: Instruction) -> Cost:
             # POP {..., pc}: M0 4 + N, M0+ 3 + N.
             return Cost(BRANCH, Range.of(2 + n), p)
         return Cost(MULTIPLE, Range.of(1 + n))
-    if name in ("b", "cbz", "cbnz"):
-        return Cost(BRANCH, one, p)
-    if name in ("bl",):
-        return Cost(BRANCH, Range.of(2), p)
-    if name in ("bx", "blx"):
-        return Cost(BRANCH, one, p)
+    if name in _BRANCHES:
+        # B 1 + P, BL 2 + P (M0: 3 and 4; M0+: 2 and 3), BX and BLX 1 + P.
+        return Cost(BRANCH, Range.of(2) if name == "bl" else one, p)
     if name in _LOADS:
         return Cost(LOAD, Range.of(2))
     if name in _STORES:
@@ -233,13 +233,9 @@ def _v7m_cost(core: Core, instruction: Instruction) -> Cost:
         if writes_pc(instruction):
             return Cost(BRANCH, Range.of(1 + n), p)
         return Cost(MULTIPLE, Range.of(1 + n))
-    if name in ("b", "cbz", "cbnz"):
-        return Cost(BRANCH, one, p)
-    if name in ("bl", "bx", "blx"):
-        return Cost(BRANCH, one, p)
-    if name in ("tbb", "tbh"):
-        # Two cycles of load and one of add before the refill (3.3.2).
-        return Cost(BRANCH, Range.of(3), p)
+    if name in _BRANCHES:
+        # 1 + P; TBB and TBH load two cycles and add one before the refill (3.3.2).
+        return Cost(BRANCH, Range.of(3) if name in ("tbb", "tbh") else one, p)
     if name in _LOADS:
         if writes_pc(instruction):
             return Cost(BRANCH, Range.of(2), p)
@@ -305,11 +301,9 @@ def neighbour_cycles(core: Core, previous: Instruction, instruction: Instruction
     if before in _LOADS and not writes_pc(previous):
         overlaps = destination(previous) not in operands
         return -1 if overlaps and core.cost(instruction).base.low >= 2 else 0
-    if (before in _DATA or before in _DSP) and before not in _NO_DESTINATION:
-        return 1 if destination(previous) in operands else 0
-    if before in ("mul", "mla", "mls") or before in _DSP_MULTIPLY:
-        return 1 if destination(previous) in operands else 0
-    return 0
+    computes = (before in _DATA or before in _DSP) and before not in _NO_DESTINATION
+    multiplies = before in ("mul", "mla", "mls") or before in _DSP_MULTIPLY
+    return 1 if (computes or multiplies) and destination(previous) in operands else 0
 
 
 def _two_core_registers(instruction: Instruction) -> bool:
@@ -317,20 +311,13 @@ def _two_core_registers(instruction: Instruction) -> bool:
     return len(_REGISTER.findall(instruction.operands)) == 2
 
 
-_COSTERS = {
-    "Cortex-M0": _v6m_cost,
-    "Cortex-M0+": _v6m_cost,
-    "Cortex-M3": _v7m_cost,
-    "Cortex-M4": _v7m_cost,
-}
-
 CORES = {
     # Exceptions: the TRM's interrupt latency to enter, and as much assumed to return
     # (unstacking eight words and a refill); tail-chaining is not modelled.
-    "Cortex-M0": Core("Cortex-M0", frozenset(_V6M), Range.of(2), Range.of(32), False),
-    "Cortex-M0+": Core("Cortex-M0+", frozenset(_V6M), Range.of(1), Range.of(30), False),
-    "Cortex-M3": Core("Cortex-M3", frozenset(_V7M), Range.of(1, 3), Range.of(24), True),
-    "Cortex-M4": Core("Cortex-M4", frozenset(_V7EM), Range.of(1, 3), Range.of(24), True),
+    "Cortex-M0": Core("Cortex-M0", frozenset(_V6M), Range.of(2), Range.of(32), False, _v6m_cost),
+    "Cortex-M0+": Core("Cortex-M0+", frozenset(_V6M), Range.of(1), Range.of(30), False, _v6m_cost),
+    "Cortex-M3": Core("Cortex-M3", frozenset(_V7M), Range.of(1, 3), Range.of(24), True, _v7m_cost),
+    "Cortex-M4": Core("Cortex-M4", frozenset(_V7EM), Range.of(1, 3), Range.of(24), True, _v7m_cost),
 }
 
 NOT_MODELLED = {
@@ -345,8 +332,6 @@ NOT_MODELLED = {
 
 def timing_for(cpu: str) -> Core:
     """The timing model of a core ("Cortex-M4"); an error that says why for the others."""
-    from ..errors import ExportError
-
     if cpu in CORES:
         return CORES[cpu]
     why = NOT_MODELLED.get(cpu, "no timing model for it")
