@@ -338,7 +338,7 @@ def _lower(
             io=with_program_dim_orders(io, serialized.execution_plan[0]),
             stats=stats,
             macs=mac_totals(stats),
-            arenas=arena_sizes(serialized.execution_plan[0]),
+            arenas=arena_sizes(serialized.execution_plan[0], target.isa),
             lower_bound=planned_lower_bound(final_graph, target.isa),
             vectors=vectors,
             agreement=agreement,

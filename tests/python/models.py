@@ -261,3 +261,20 @@ class ResidualStages(nn.Module):
 def residual_stages() -> tuple:
     torch.manual_seed(0)
     return ResidualStages(), _samples((1, 3, 20, 18), 1)[0], _samples((1, 3, 20, 18), 16)
+
+
+class WideLinear(nn.Module):
+    """An autoencoder's first layer: 640 values into 8, then 8 into 6."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(640, 8)
+        self.fc2 = nn.Linear(8, 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def wide_linear() -> tuple:
+    torch.manual_seed(0)
+    return WideLinear(), _samples((1, 640), 1)[0], _samples((1, 640), 16)

@@ -105,3 +105,15 @@ def test_cli_fast_arena(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit):
         main([f"{MODELS}:small_cnn", "--fast-arena", "12Q"])
     assert "'12Q' is not a byte count" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("target", "pairs"), [("cortex-m4", 2 * 640), ("cortex-m3", 0)])
+def test_the_temp_arena_holds_the_dsp_linears_input_pairs(target: str, pairs: int) -> None:
+    # linear_dsp.cpp borrows the input row as int16 pairs from the temp arena; without
+    # them it hands the layer to the upstream kernel. The scalar tier has no such kernel.
+    artifacts = export(f"{MODELS}:wide_linear", ExportOptions(target=target))
+    temp = artifacts.manifest["memory"]["temp_allocator"]
+    assert temp >= pairs
+    assert (temp >= 2 * 640) == (pairs > 0)
+    conf = next(data for file, data in artifacts.files.items() if file.endswith(".conf"))
+    assert f"CONFIG_ET_ZEPHYR_TEMP_ARENA_SIZE={temp}\n" in conf.decode()

@@ -9,7 +9,8 @@ Three arenas, matching the runtime's MemoryManager:
   32-bit type sizes, in its order, with its alignment;
 - temp: what operator resolution borrows while loading (freed after each
   operator) and what kernels ask for at run time: of the Cortex-M kernels only
-  et-zephyr's softmax (its table of exponentials); the others' scratch is planned.
+  et-zephyr's softmax (its table of exponentials) and, on the DSP tier, its linear
+  (the input row as int16 pairs); the others' scratch is planned.
 """
 
 from __future__ import annotations
@@ -47,9 +48,13 @@ _SPAN = (8, 4)
 _TENSOR_META = (12, 4)
 _BACKEND_DELEGATE = (40, 8)
 
-# Temp bytes a kernel borrows while it runs: et-zephyr's softmax its table of the 256
-# int32 exponentials (lib/src/kernels/softmax_table.cpp).
-_RUN_TIME_TEMP = {"cortex_m::softmax": 256 * 4}
+# Temp bytes et-zephyr's softmax borrows while it runs: its table of the 256 int32
+# exponentials (lib/src/kernels/softmax_table.cpp), on every tier.
+_SOFTMAX_TABLE = 256 * 4
+# On the DSP tier its linear (lib/src/kernels/linear_dsp.cpp) borrows the input row
+# sign-extended, 2 bytes a value, where the depth is a multiple of its 4-value step.
+_LINEAR_PAIR_BYTES = 2
+_LINEAR_STEP = 4
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,9 @@ class _BumpAllocator:
         self.used = align(self.used, alignment) + size * count
 
 
-def arena_sizes(plan: ExecutionPlan) -> ArenaSizes:
-    """The arenas one loaded method of `plan` needs on a 32-bit core."""
+def arena_sizes(plan: ExecutionPlan, isa: str) -> ArenaSizes:
+    """The arenas one loaded method of `plan`, exported for the CMSIS-NN tier `isa`,
+    needs on a 32-bit core."""
     method = _BumpAllocator()
     method.allocate(_EVALUE, len(plan.values))
     method.allocate((1, 1), len(plan.inputs))
@@ -99,7 +105,9 @@ def arena_sizes(plan: ExecutionPlan) -> ArenaSizes:
             call = instruction.instr_args
             if isinstance(call, KernelCall):
                 method.allocate(_POINTER, len(call.args))
-                temp = max(temp, _tensor_meta_bytes(plan, call), _run_time_temp_bytes(plan, call))
+                temp = max(
+                    temp, _tensor_meta_bytes(plan, call), _run_time_temp_bytes(plan, call, isa)
+                )
     planned = tuple(plan.non_const_buffer_sizes[1:])
     return ArenaSizes(planned=planned, method=align(method.used), temp=align(temp))
 
@@ -122,8 +130,14 @@ def _allocate_value(method: _BumpAllocator, value: object) -> None:
         method.allocate(_BOXED_LIST)
 
 
-def _run_time_temp_bytes(plan: ExecutionPlan, call: KernelCall) -> int:
-    return _RUN_TIME_TEMP.get(plan.operators[call.op_index].name, 0)
+def _run_time_temp_bytes(plan: ExecutionPlan, call: KernelCall, isa: str) -> int:
+    name = plan.operators[call.op_index].name
+    if name == "cortex_m::softmax":
+        return _SOFTMAX_TABLE
+    if name == "cortex_m::quantized_linear" and isa == "dsp":
+        depth = plan.values[call.args[1]].val.sizes[1]  # the weights' [channels, depth]
+        return _LINEAR_PAIR_BYTES * depth if depth % _LINEAR_STEP == 0 else 0
+    return 0
 
 
 def _tensor_meta_bytes(plan: ExecutionPlan, call: KernelCall) -> int:
