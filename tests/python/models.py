@@ -278,3 +278,10 @@ class WideLinear(nn.Module):
 def wide_linear() -> tuple:
     torch.manual_seed(0)
     return WideLinear(), _samples((1, 640), 1)[0], _samples((1, 640), 16)
+
+
+def deep_patches() -> tuple:
+    """A 3x3 convolution over 16 channels: patches of 144 values, padded."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(16, 8, 3, padding=1), nn.ReLU())
+    return model, _samples((1, 16, 6, 6), 1)[0], _samples((1, 16, 6, 6), 16)

@@ -107,13 +107,20 @@ def test_cli_fast_arena(tmp_path, capsys) -> None:
     assert "'12Q' is not a byte count" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("target", "pairs"), [("cortex-m4", 2 * 640), ("cortex-m3", 0)])
-def test_the_temp_arena_holds_the_dsp_linears_input_pairs(target: str, pairs: int) -> None:
-    # linear_dsp.cpp borrows the input row as int16 pairs from the temp arena; without
-    # them it hands the layer to the upstream kernel. The scalar tier has no such kernel.
-    artifacts = export(f"{MODELS}:wide_linear", ExportOptions(target=target))
+# What et-zephyr's DSP kernels borrow from the temp arena (firmware/kernel_temp.py):
+# linear_dsp.cpp the input row as int16 pairs (640 values: 1,280 bytes), conv_dsp.cpp
+# 4 pixels' patches deeper than its stack buffer and a window to gather (144 values:
+# 1,296 bytes). Without them the kernel hands the layer to the upstream kernel. The
+# Helium and scalar tiers have no such kernels.
+@pytest.mark.parametrize(
+    ("factory", "borrowed"), [("wide_linear", 2 * 640), ("deep_patches", 9 * 144)]
+)
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m33", "cortex-m55", "cortex-m3"])
+def test_the_temp_arena_holds_what_the_dsp_kernels_borrow(
+    factory: str, borrowed: int, target: str
+) -> None:
+    artifacts = export(f"{MODELS}:{factory}", ExportOptions(target=target))
     temp = artifacts.manifest["memory"]["temp_allocator"]
-    assert temp >= pairs
-    assert (temp >= 2 * 640) == (pairs > 0)
+    assert (temp >= borrowed) == (artifacts.manifest["target"]["isa"] == "dsp")
     conf = next(data for file, data in artifacts.files.items() if file.endswith(".conf"))
     assert f"CONFIG_ET_ZEPHYR_TEMP_ARENA_SIZE={temp}\n" in conf.decode()

@@ -5,14 +5,17 @@
 /*
  * cortex_m::quantized_conv2d.out for the DSP extension (Cortex-M4, M7, M33),
  * for convolutions whose patch (kernel height x width x input channels) is a
- * multiple of 4 and at most 64 values: pointwise layers of up to 64 input
- * channels, and small first layers such as KWS's 10x4 window on one channel.
+ * multiple of 4 values: pointwise layers, small first layers such as KWS's
+ * 10x4 window on one channel, ResNet's 3x3 layers.
  *
  * CMSIS-NN (arm_nn_mat_mult_nt_t_s8, arm_nn_mat_mult_kernel_s8_s16) computes
  * 2 pixels x 2 channels at a time and sign-extends every input word again for
  * each pair of channels; its requantization takes about 20 instructions an
  * output. Here the patches of 4 pixels are sign-extended once, with the input
- * offset added, into a buffer on the stack; every channel's weights then run
+ * offset added, into a buffer (on the stack for patches of up to 64 values,
+ * 512 bytes; deeper ones in the temp arena, 8 bytes a value and a byte a
+ * value to gather a padded window in, which et-export sizes the arena for;
+ * without it the upstream kernel runs); every channel's weights then run
  * over them in the assembly loop of conv_sums_dsp.S (13 instructions for 16
  * multiply-accumulates), and the sums are requantized in 5 instructions
  * (requantize_dsp.h). The sums are the exact integer sums and the
@@ -54,8 +57,9 @@ namespace {
 constexpr int32_t kPixels = 4;
 /* Depth values a step of the assembly loop takes. */
 constexpr int32_t kStep = 4;
-/* The deepest patch: 4 pixels' sign-extended patches are 512 bytes of stack. */
-constexpr int32_t kMaxDepth = 64;
+/* The deepest patch on the stack: 4 pixels' sign-extended patches are 512
+ * bytes. Deeper ones are borrowed from the temp arena (patch_buffer_bytes). */
+constexpr int32_t kStackDepth = 64;
 /* Channels summed per call of the assembly loop (their sums: 256 bytes of stack). */
 constexpr int32_t kChannelChunk = 16;
 /* The largest |x + input_offset| * |weight|. */
@@ -109,7 +113,7 @@ bool handled(const Tensor &input, const Tensor &weight, const std::optional<Tens
     /* Weights are [C_out, H, W, C_in] (OHWI), contiguous. */
     const int64_t depth = weight.size(1) * weight.size(2) * weight.size(3);
     if (weight.size(0) != channels || weight.size(3) != input.size(1) || depth % kStep != 0 ||
-        depth > kMaxDepth || multipliers.numel() != channels || shifts.numel() != channels ||
+        multipliers.numel() != channels || shifts.numel() != channels ||
         (bias.has_value() && bias->numel() != channels)) {
         return false;
     }
@@ -176,9 +180,8 @@ const int8_t *patch_of(const Conv &k, int32_t p, int8_t *gathered) {
 /* The patches of pixels first .. first + 3 (the last pixel repeated past the
  * end), sign-extended with the input offset added, in the assembly loop's
  * order: per step, per pixel, {x0, x2} and {x1, x3}. */
-void fill_patches(const Conv &k, int32_t first, int32_t *patches) {
+void fill_patches(const Conv &k, int32_t first, int32_t *patches, int8_t *gathered) {
     const uint32_t offset_pair = (static_cast<uint32_t>(k.input_offset) & 0xFFFFU) * 0x10001U;
-    int8_t gathered[kMaxDepth];
     for (int32_t i = 0; i < kPixels; i++) {
         const int32_t p = first + i < k.pixels ? first + i : k.pixels - 1;
         const int8_t *src = patch_of(k, p, gathered);
@@ -235,12 +238,11 @@ void store_outputs(const Conv &k, int32_t first, int32_t count, int32_t c0, int3
     }
 }
 
-template <bool kClamp> void convolve(const Conv &k) {
-    alignas(8) int32_t patches[kMaxDepth / kStep * kPixels * 2];
+template <bool kClamp> void convolve(const Conv &k, int32_t *patches, int8_t *gathered) {
     int32_t sums[kChannelChunk][kPixels];
     for (int32_t first = 0; first < k.pixels; first += kPixels) {
         const int32_t count = k.pixels - first < kPixels ? k.pixels - first : kPixels;
-        fill_patches(k, first, patches);
+        fill_patches(k, first, patches, gathered);
         for (int32_t c0 = 0; c0 < k.channels; c0 += kChannelChunk) {
             const int32_t n = k.channels - c0 < kChannelChunk ? k.channels - c0 : kChannelChunk;
             et_zephyr_conv_sums_dsp(patches, k.weights + c0 * k.depth, k.depth / kStep, n,
@@ -248,6 +250,15 @@ template <bool kClamp> void convolve(const Conv &k) {
             store_outputs<kClamp>(k, first, count, c0, n, sums);
         }
     }
+}
+
+/* The temp bytes a patch deeper than kStackDepth takes: 4 pixels' patches
+ * sign-extended (8 bytes a value), and one pixel's gathered (a byte a value)
+ * unless the layer is pointwise. et-export's memory.py sizes the temp arena
+ * for this. */
+size_t patch_buffer_bytes(const Conv &k) {
+    const size_t depth = static_cast<size_t>(k.depth);
+    return kPixels * 2 * depth + (k.is_pointwise() ? 0 : depth);
 }
 
 } // namespace
@@ -261,22 +272,37 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
                              int64_t output_offset, const Tensor &requantize_multipliers,
                              const Tensor &requantize_shifts, int64_t activation_min,
                              int64_t activation_max, const Tensor &scratch, Tensor &out) {
-    Conv k{};
-    if (!handled(input, weight, bias, stride, padding, dilation, requantize_multipliers,
-                 requantize_shifts, out, &k)) {
+    auto upstream = [&]() -> Tensor & {
         return cortex_m::native::quantized_conv2d_out(context, input, weight, bias, stride, padding,
                                                       dilation, input_offset, output_offset,
                                                       requantize_multipliers, requantize_shifts,
                                                       activation_min, activation_max, scratch, out);
+    };
+    Conv k{};
+    if (!handled(input, weight, bias, stride, padding, dilation, requantize_multipliers,
+                 requantize_shifts, out, &k)) {
+        return upstream();
+    }
+    alignas(8) int32_t stack_patches[kStackDepth / kStep * kPixels * 2];
+    int8_t stack_gathered[kStackDepth];
+    int32_t *patches = stack_patches;
+    int8_t *gathered = stack_gathered;
+    if (k.depth > kStackDepth) {
+        auto buffer = context.allocate_temp(patch_buffer_bytes(k), alignof(int64_t));
+        if (!buffer.ok()) {
+            return upstream();
+        }
+        patches = static_cast<int32_t *>(buffer.get());
+        gathered = reinterpret_cast<int8_t *>(patches + kPixels * 2 * k.depth / kStep);
     }
     k.input_offset = static_cast<int32_t>(input_offset);
     k.output_offset = static_cast<int32_t>(output_offset);
     k.activation_min = static_cast<int32_t>(activation_min);
     k.activation_max = static_cast<int32_t>(activation_max);
     if (k.activation_min <= INT8_MIN && k.activation_max >= INT8_MAX) {
-        convolve<false>(k);
+        convolve<false>(k, patches, gathered);
     } else {
-        convolve<true>(k);
+        convolve<true>(k, patches, gathered);
     }
     return out;
 }

@@ -9,8 +9,7 @@ Three arenas, matching the runtime's MemoryManager:
   32-bit type sizes, in its order, with its alignment;
 - temp: what operator resolution borrows while loading (freed after each
   operator) and what kernels ask for at run time: of the Cortex-M kernels only
-  et-zephyr's softmax (its table of exponentials) and, on the DSP tier, its linear
-  (the input row as int16 pairs); the others' scratch is planned.
+  et-zephyr's own (firmware/kernel_temp.py); the others' scratch is planned.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from executorch.exir.schema import (
 from executorch.exir.tensor import TensorSpec
 from torch.fx import GraphModule
 
+from ..firmware.kernel_temp import run_time_temp_bytes
 from .overlap import lower_bound_savings, output_overlaps
 
 ARENA_ALIGNMENT = 16
@@ -47,14 +47,6 @@ _CHAIN = (16, 4)
 _SPAN = (8, 4)
 _TENSOR_META = (12, 4)
 _BACKEND_DELEGATE = (40, 8)
-
-# Temp bytes et-zephyr's softmax borrows while it runs: its table of the 256 int32
-# exponentials (lib/src/kernels/softmax_table.cpp), on every tier.
-_SOFTMAX_TABLE = 256 * 4
-# On the DSP tier its linear (lib/src/kernels/linear_dsp.cpp) borrows the input row
-# sign-extended, 2 bytes a value, where the depth is a multiple of its 4-value step.
-_LINEAR_PAIR_BYTES = 2
-_LINEAR_STEP = 4
 
 
 @dataclass(frozen=True)
@@ -106,7 +98,7 @@ def arena_sizes(plan: ExecutionPlan, isa: str) -> ArenaSizes:
             if isinstance(call, KernelCall):
                 method.allocate(_POINTER, len(call.args))
                 temp = max(
-                    temp, _tensor_meta_bytes(plan, call), _run_time_temp_bytes(plan, call, isa)
+                    temp, _tensor_meta_bytes(plan, call), run_time_temp_bytes(plan, call, isa)
                 )
     planned = tuple(plan.non_const_buffer_sizes[1:])
     return ArenaSizes(planned=planned, method=align(method.used), temp=align(temp))
@@ -128,16 +120,6 @@ def _allocate_value(method: _BumpAllocator, value: object) -> None:
         method.allocate(_POINTER, len(value.items))
         method.allocate(_EVALUE, len(value.items))
         method.allocate(_BOXED_LIST)
-
-
-def _run_time_temp_bytes(plan: ExecutionPlan, call: KernelCall, isa: str) -> int:
-    name = plan.operators[call.op_index].name
-    if name == "cortex_m::softmax":
-        return _SOFTMAX_TABLE
-    if name == "cortex_m::quantized_linear" and isa == "dsp":
-        depth = plan.values[call.args[1]].val.sizes[1]  # the weights' [channels, depth]
-        return _LINEAR_PAIR_BYTES * depth if depth % _LINEAR_STEP == 0 else 0
-    return 0
 
 
 def _tensor_meta_bytes(plan: ExecutionPlan, call: KernelCall) -> int:
