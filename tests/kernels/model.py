@@ -17,7 +17,8 @@ same padded, a padded 3x3 on four; for the Helium kernel's patches, a strided
 1x1 (a ResNet shortcut) and a 3x3 over 16 channels (patches of 144 values:
 two channels' weights in the scratch) on 135 pixels, more than its scratch
 holds (chunks of 56); for the DSP kernel's patches in the temp arena, the 3x3 over 16
-channels, the 144-deep pointwise layer and a padded 3x3 over 12 (27 steps of 4 values).
+channels, the 144-deep pointwise layer and a padded 3x3 over 12 (27 steps of 4 values),
+tap by tap, and a padded 6x6 window over 2 channels (72 values), gathered.
 Linears for the DSP kernel: 540 deep (an odd count of
 4-value steps) into 13 channels (three passes of 4 and one more) with a ReLU, 45 rows
 of 12 without a bias, and a depth of 45 (not a multiple of 4: the upstream kernel).
@@ -67,6 +68,7 @@ class ConvShapes(nn.Module):
         self.shortcut_strided = nn.Conv2d(channels, 16, 1, stride=2)
         self.patches_chunked = nn.Conv2d(16, 8, 3, padding=1)
         self.deep_window = nn.Conv2d(channels, 8, 3, padding=1)
+        self.deep_gathered = nn.Conv2d(2, 4, 6, padding=3)
         self.linear_flat = nn.Linear(channels * INPUT_SHAPE[2] * INPUT_SHAPE[3], 13)
         self.linear_rows = nn.Linear(channels, 6, bias=False)
         self.linear_odd_depth = nn.Linear(INPUT_SHAPE[2] * INPUT_SHAPE[3], 5)
@@ -102,6 +104,7 @@ class ConvShapes(nn.Module):
             self.shortcut_strided(x),
             self.patches_chunked(torch.cat([wide] * 3, dim=3)),
             self.deep_window(x),
+            self.deep_gathered(x[:, :2]),
             torch.relu(self.linear_flat(x.flatten(1))),
             self.linear_rows(x.flatten(2).transpose(1, 2)),
             self.linear_odd_depth(x.flatten(2)),

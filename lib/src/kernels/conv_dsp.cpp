@@ -13,9 +13,10 @@
  * each pair of channels; its requantization takes about 20 instructions an
  * output. Here the patches of 4 pixels are sign-extended once, with the input
  * offset added, into a buffer (on the stack for patches of up to 64 values,
- * 512 bytes; deeper ones in the temp arena, 8 bytes a value and a byte a
- * value to gather a padded window in, which et-export sizes the arena for;
- * without it the upstream kernel runs); every channel's weights then run
+ * 512 bytes; deeper ones in the temp arena, 8 bytes a value, and a byte a
+ * value to gather a window whose input channels are not a multiple of 4,
+ * which et-export sizes the arena for; without it the upstream kernel runs);
+ * every channel's weights then run
  * over them in the assembly loop of conv_sums_dsp.S (13 instructions for 16
  * multiply-accumulates), and the sums are requantized in 5 instructions
  * (requantize_dsp.h). The sums are the exact integer sums and the
@@ -151,30 +152,60 @@ bool handled(const Tensor &input, const Tensor &weight, const std::optional<Tens
     return true;
 }
 
-/* Pixel p's patch (depth int8 values), the padding filled with the input's
- * zero point: a pointer into the input for pointwise layers, else gathered. */
-const int8_t *patch_of(const Conv &k, int32_t p, int8_t *gathered) {
+/* count input values (a multiple of 4) sign-extended with the input offset
+ * added, into one pixel's words of the assembly loop's steps from dst on
+ * (2 words a step, 2 * kPixels words apart); where the next step's start. */
+int32_t *extend_values(const int8_t *src, int32_t count, uint32_t offset_pair, int32_t *dst) {
+    for (int32_t d = 0; d < count; d += kStep) {
+        uint32_t raw;
+        memcpy(&raw, src + d, sizeof(raw));
+        dst[0] = static_cast<int32_t>(__sxtab16(offset_pair, raw));
+        dst[1] = static_cast<int32_t>(__sxtab16(offset_pair, (raw >> 8) | (raw << 24)));
+        dst += 2 * kPixels;
+    }
+    return dst;
+}
+
+/* Pixel p's patch, sign-extended into its words of the patches from dst on.
+ * Pointwise layers read it from the input; windows whose taps are whole steps
+ * (input channels a multiple of 4) tap by tap, padding taps as zeros (the
+ * zero point plus the input offset); other windows are gathered first, the
+ * padding filled with the zero point. */
+void fill_patch(const Conv &k, int32_t p, uint32_t offset_pair, int32_t *dst, int8_t *gathered) {
     const int32_t oy = p / k.out_width;
     const int32_t ox = p - oy * k.out_width;
     const int32_t y0 = oy * k.stride_y - k.pad_y;
     const int32_t x0 = ox * k.stride_x - k.pad_x;
     if (k.is_pointwise()) {
-        return k.input + (y0 * k.in_width + x0) * k.in_channels;
+        extend_values(k.input + (y0 * k.in_width + x0) * k.in_channels, k.depth, offset_pair, dst);
+        return;
     }
+    const bool whole_steps = k.in_channels % kStep == 0;
     const int8_t zero_point = static_cast<int8_t>(-k.input_offset);
-    int8_t *dst = gathered;
+    int8_t *gather = gathered;
     for (int32_t ky = 0; ky < k.kernel_height; ky++) {
         const int32_t iy = y0 + ky;
         for (int32_t kx = 0; kx < k.kernel_width; kx++) {
             const int32_t ix = x0 + kx;
             const bool inside = iy >= 0 && iy < k.in_height && ix >= 0 && ix < k.in_width;
             const int8_t *src = k.input + (iy * k.in_width + ix) * k.in_channels;
-            for (int32_t c = 0; c < k.in_channels; c++) {
-                *dst++ = inside ? src[c] : zero_point;
+            if (!whole_steps) {
+                for (int32_t c = 0; c < k.in_channels; c++) {
+                    *gather++ = inside ? src[c] : zero_point;
+                }
+            } else if (inside) {
+                dst = extend_values(src, k.in_channels, offset_pair, dst);
+            } else {
+                for (int32_t c = 0; c < k.in_channels; c += kStep, dst += 2 * kPixels) {
+                    dst[0] = 0;
+                    dst[1] = 0;
+                }
             }
         }
     }
-    return gathered;
+    if (!whole_steps) {
+        extend_values(gathered, k.depth, offset_pair, dst);
+    }
 }
 
 /* The patches of pixels first .. first + 3 (the last pixel repeated past the
@@ -184,15 +215,7 @@ void fill_patches(const Conv &k, int32_t first, int32_t *patches, int8_t *gather
     const uint32_t offset_pair = (static_cast<uint32_t>(k.input_offset) & 0xFFFFU) * 0x10001U;
     for (int32_t i = 0; i < kPixels; i++) {
         const int32_t p = first + i < k.pixels ? first + i : k.pixels - 1;
-        const int8_t *src = patch_of(k, p, gathered);
-        int32_t *dst = patches + 2 * i;
-        for (int32_t d = 0; d < k.depth; d += kStep) {
-            uint32_t raw;
-            memcpy(&raw, src + d, sizeof(raw));
-            dst[0] = static_cast<int32_t>(__sxtab16(offset_pair, raw));
-            dst[1] = static_cast<int32_t>(__sxtab16(offset_pair, (raw >> 8) | (raw << 24)));
-            dst += 2 * kPixels;
-        }
+        fill_patch(k, p, offset_pair, patches + 2 * i, gathered);
     }
 }
 
@@ -254,11 +277,12 @@ template <bool kClamp> void convolve(const Conv &k, int32_t *patches, int8_t *ga
 
 /* The temp bytes a patch deeper than kStackDepth takes: 4 pixels' patches
  * sign-extended (8 bytes a value), and one pixel's gathered (a byte a value)
- * unless the layer is pointwise. et-export's memory.py sizes the temp arena
- * for this. */
+ * where fill_patch gathers. et-export's firmware/kernel_temp.py sizes the temp
+ * arena for this. */
 size_t patch_buffer_bytes(const Conv &k) {
     const size_t depth = static_cast<size_t>(k.depth);
-    return kPixels * 2 * depth + (k.is_pointwise() ? 0 : depth);
+    const bool gathers = !k.is_pointwise() && k.in_channels % kStep != 0;
+    return kPixels * 2 * depth + (gathers ? depth : 0);
 }
 
 } // namespace

@@ -11,7 +11,8 @@ larger). Each rule mirrors its C file; a call that finds less runs the upstream 
 - on the DSP tier, convolutions without dilation whose patch (kernel height x width x
   input channels) is a multiple of 4 and deeper than the 64 values their stack buffer
   holds (conv_dsp.cpp): 4 pixels' patches sign-extended, 8 bytes a value, and one
-  pixel's window gathered, a byte a value, unless the layer is pointwise.
+  pixel's window gathered, a byte a value, where the input channels are not a
+  multiple of 4 and the layer is not pointwise.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def run_time_temp_bytes(plan: ExecutionPlan, call: KernelCall, isa: str) -> int:
         if depth % _STEP or depth <= _CONV_STACK_DEPTH or any(d != 1 for d in dilation):
             return 0
         pointwise = height == width == 1 and not any(padding)
-        return _PIXELS * _PAIR_BYTES * depth + (0 if pointwise else depth)
+        gathers = not pointwise and channels % _STEP != 0
+        return _PIXELS * _PAIR_BYTES * depth + (depth if gathers else 0)
     return 0
 
 
