@@ -18,7 +18,9 @@ same padded, a padded 3x3 on four; for the Helium kernel's patches, a strided
 two channels' weights in the scratch) on 135 pixels, more than its scratch
 holds (chunks of 56); for the DSP kernel's patches in the temp arena, the 3x3 over 16
 channels, the 144-deep pointwise layer and a padded 3x3 over 12 (27 steps of 4 values),
-tap by tap, and a padded 6x6 window over 2 channels (72 values), gathered.
+tap by tap, and a padded 6x6 window over 2 channels (72 values), gathered; patches
+that are not a multiple of 4 values, padded to one: an image's strided 3x3 stem on 3
+channels (27 values, on the stack) and a 5x5 on 3 (75 values, in the temp arena).
 Linears for the DSP kernel: 540 deep (an odd count of
 4-value steps) into 13 channels (three passes of 4 and one more) with a ReLU, 45 rows
 of 12 without a bias, and a depth of 45 (not a multiple of 4: the upstream kernel).
@@ -69,6 +71,8 @@ class ConvShapes(nn.Module):
         self.patches_chunked = nn.Conv2d(16, 8, 3, padding=1)
         self.deep_window = nn.Conv2d(channels, 8, 3, padding=1)
         self.deep_gathered = nn.Conv2d(2, 4, 6, padding=3)
+        self.image_stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.wide_stem = nn.Conv2d(3, 6, 5, padding=2)
         self.linear_flat = nn.Linear(channels * INPUT_SHAPE[2] * INPUT_SHAPE[3], 13)
         self.linear_rows = nn.Linear(channels, 6, bias=False)
         self.linear_odd_depth = nn.Linear(INPUT_SHAPE[2] * INPUT_SHAPE[3], 5)
@@ -105,6 +109,8 @@ class ConvShapes(nn.Module):
             self.patches_chunked(torch.cat([wide] * 3, dim=3)),
             self.deep_window(x),
             self.deep_gathered(x[:, :2]),
+            torch.relu(self.image_stem(x[:, :3])),
+            self.wide_stem(x[:, :3]),
             torch.relu(self.linear_flat(x.flatten(1))),
             self.linear_rows(x.flatten(2).transpose(1, 2)),
             self.linear_odd_depth(x.flatten(2)),

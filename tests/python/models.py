@@ -285,3 +285,10 @@ def deep_patches() -> tuple:
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(16, 8, 3, padding=1), nn.ReLU())
     return model, _samples((1, 16, 6, 6), 1)[0], _samples((1, 16, 6, 6), 16)
+
+
+def padded_patches() -> tuple:
+    """A 5x5 convolution over 3 channels: patches of 75 values, padded to 76."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 5, padding=2), nn.ReLU())
+    return model, _samples((1, 3, 8, 8), 1)[0], _samples((1, 3, 8, 8), 16)

@@ -109,11 +109,13 @@ def test_cli_fast_arena(tmp_path, capsys) -> None:
 
 # What et-zephyr's DSP kernels borrow from the temp arena (firmware/kernel_temp.py):
 # linear_dsp.cpp the input row as int16 pairs (640 values: 1,280 bytes), conv_dsp.cpp
-# 4 pixels' patches deeper than its stack buffer (144 values: 1,152 bytes). Without
+# 4 pixels' patches deeper than its stack buffer (144 values: 1,152 bytes; 75 values
+# padded to 76, gathered, with the last channel's weights padded: 760 bytes). Without
 # them the kernel hands the layer to the upstream kernel. The Helium and scalar tiers
 # have no such kernels.
 @pytest.mark.parametrize(
-    ("factory", "borrowed"), [("wide_linear", 2 * 640), ("deep_patches", 8 * 144)]
+    ("factory", "borrowed"),
+    [("wide_linear", 2 * 640), ("deep_patches", 8 * 144), ("padded_patches", 10 * 76)],
 )
 @pytest.mark.parametrize("target", ["cortex-m4", "cortex-m33", "cortex-m55", "cortex-m3"])
 def test_the_temp_arena_holds_what_the_dsp_kernels_borrow(

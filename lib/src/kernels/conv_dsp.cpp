@@ -4,9 +4,10 @@
 
 /*
  * cortex_m::quantized_conv2d.out for the DSP extension (Cortex-M4, M7, M33),
- * for convolutions whose patch (kernel height x width x input channels) is a
- * multiple of 4 values: pointwise layers, small first layers such as KWS's
- * 10x4 window on one channel, ResNet's 3x3 layers.
+ * for convolutions without dilation: pointwise layers, first layers such as KWS's 10x4 window on
+ * one channel or an image's 3x3 window on 3, ResNet's 3x3 layers. A patch
+ * (kernel height x width x input channels) that is not a multiple of 4 values
+ * is padded with zeros to one.
  *
  * CMSIS-NN (arm_nn_mat_mult_nt_t_s8, arm_nn_mat_mult_kernel_s8_s16) computes
  * 2 pixels x 2 channels at a time and sign-extends every input word again for
@@ -50,7 +51,7 @@ using torch::executor::Tensor;
 
 /* lib/src/kernels/conv_sums_dsp.S */
 extern "C" void et_zephyr_conv_sums_dsp(const int32_t *patch, const int8_t *weights, int32_t steps,
-                                        int32_t channels, int32_t *sums);
+                                        int32_t channels, int32_t *sums, int32_t rewind);
 
 namespace {
 
@@ -86,6 +87,7 @@ struct Conv {
     int32_t pixels;
     int32_t channels;
     int32_t depth;
+    int32_t steps; /* depth / 4, rounded up: the patches' padded depth */
     int32_t input_offset;
     int32_t output_offset;
     int32_t activation_min;
@@ -93,6 +95,12 @@ struct Conv {
 
     bool is_pointwise() const {
         return kernel_height == 1 && kernel_width == 1 && pad_y == 0 && pad_x == 0;
+    }
+    int32_t padded_depth() const { return steps * kStep; }
+    /* Patches read from the input (pointwise), extended tap by tap (input
+     * channels a multiple of 4), or gathered first. */
+    bool gathers() const {
+        return depth % kStep != 0 || (!is_pointwise() && in_channels % kStep != 0);
     }
 };
 
@@ -113,7 +121,7 @@ bool handled(const Tensor &input, const Tensor &weight, const std::optional<Tens
     const int64_t channels = out.size(1);
     /* Weights are [C_out, H, W, C_in] (OHWI), contiguous. */
     const int64_t depth = weight.size(1) * weight.size(2) * weight.size(3);
-    if (weight.size(0) != channels || weight.size(3) != input.size(1) || depth % kStep != 0 ||
+    if (weight.size(0) != channels || weight.size(3) != input.size(1) ||
         multipliers.numel() != channels || shifts.numel() != channels ||
         (bias.has_value() && bias->numel() != channels)) {
         return false;
@@ -137,6 +145,7 @@ bool handled(const Tensor &input, const Tensor &weight, const std::optional<Tens
     k->pixels = out_height * k->out_width;
     k->channels = static_cast<int32_t>(channels);
     k->depth = static_cast<int32_t>(depth);
+    k->steps = (k->depth + kStep - 1) / kStep;
     k->input = input.const_data_ptr<int8_t>();
     k->weights = weight.const_data_ptr<int8_t>();
     k->bias = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;
@@ -169,18 +178,19 @@ int32_t *extend_values(const int8_t *src, int32_t count, uint32_t offset_pair, i
 /* Pixel p's patch, sign-extended into its words of the patches from dst on.
  * Pointwise layers read it from the input; windows whose taps are whole steps
  * (input channels a multiple of 4) tap by tap, padding taps as zeros (the
- * zero point plus the input offset); other windows are gathered first, the
- * padding filled with the zero point. */
+ * zero point plus the input offset); others are gathered first, the padding
+ * and the values past the depth up to a whole step filled with the zero point
+ * (so they extend to 0). */
 void fill_patch(const Conv &k, int32_t p, uint32_t offset_pair, int32_t *dst, int8_t *gathered) {
     const int32_t oy = p / k.out_width;
     const int32_t ox = p - oy * k.out_width;
     const int32_t y0 = oy * k.stride_y - k.pad_y;
     const int32_t x0 = ox * k.stride_x - k.pad_x;
-    if (k.is_pointwise()) {
+    const bool gathers = k.gathers();
+    if (k.is_pointwise() && !gathers) {
         extend_values(k.input + (y0 * k.in_width + x0) * k.in_channels, k.depth, offset_pair, dst);
         return;
     }
-    const bool whole_steps = k.in_channels % kStep == 0;
     const int8_t zero_point = static_cast<int8_t>(-k.input_offset);
     int8_t *gather = gathered;
     for (int32_t ky = 0; ky < k.kernel_height; ky++) {
@@ -189,7 +199,7 @@ void fill_patch(const Conv &k, int32_t p, uint32_t offset_pair, int32_t *dst, in
             const int32_t ix = x0 + kx;
             const bool inside = iy >= 0 && iy < k.in_height && ix >= 0 && ix < k.in_width;
             const int8_t *src = k.input + (iy * k.in_width + ix) * k.in_channels;
-            if (!whole_steps) {
+            if (gathers) {
                 for (int32_t c = 0; c < k.in_channels; c++) {
                     *gather++ = inside ? src[c] : zero_point;
                 }
@@ -203,8 +213,11 @@ void fill_patch(const Conv &k, int32_t p, uint32_t offset_pair, int32_t *dst, in
             }
         }
     }
-    if (!whole_steps) {
-        extend_values(gathered, k.depth, offset_pair, dst);
+    if (gathers) {
+        for (int32_t d = k.depth; d < k.padded_depth(); d++) {
+            *gather++ = zero_point;
+        }
+        extend_values(gathered, k.padded_depth(), offset_pair, dst);
     }
 }
 
@@ -261,28 +274,45 @@ void store_outputs(const Conv &k, int32_t first, int32_t count, int32_t c0, int3
     }
 }
 
-template <bool kClamp> void convolve(const Conv &k, int32_t *patches, int8_t *gathered) {
+/* Buffers a call takes: the patches, a window to gather one in, and the last
+ * channel's weights padded with zeros to whole steps (where the depth is not
+ * a multiple of 4, so the assembly loop reads no byte past the weights). */
+struct Buffers {
+    int32_t *patches;
+    int8_t *gathered;
+    int8_t *last_weights;
+};
+
+template <bool kClamp> void convolve(const Conv &k, const Buffers &b) {
     int32_t sums[kChannelChunk][kPixels];
+    const int32_t rewind = k.padded_depth() - k.depth;
     for (int32_t first = 0; first < k.pixels; first += kPixels) {
         const int32_t count = k.pixels - first < kPixels ? k.pixels - first : kPixels;
-        fill_patches(k, first, patches, gathered);
+        fill_patches(k, first, b.patches, b.gathered);
         for (int32_t c0 = 0; c0 < k.channels; c0 += kChannelChunk) {
             const int32_t n = k.channels - c0 < kChannelChunk ? k.channels - c0 : kChannelChunk;
-            et_zephyr_conv_sums_dsp(patches, k.weights + c0 * k.depth, k.depth / kStep, n,
-                                    &sums[0][0]);
+            const bool last_padded = rewind != 0 && c0 + n == k.channels;
+            const int32_t direct = last_padded ? n - 1 : n;
+            if (direct > 0) {
+                et_zephyr_conv_sums_dsp(b.patches, k.weights + c0 * k.depth, k.steps, direct,
+                                        &sums[0][0], rewind);
+            }
+            if (last_padded) {
+                et_zephyr_conv_sums_dsp(b.patches, b.last_weights, k.steps, 1, &sums[n - 1][0], 0);
+            }
             store_outputs<kClamp>(k, first, count, c0, n, sums);
         }
     }
 }
 
 /* The temp bytes a patch deeper than kStackDepth takes: 4 pixels' patches
- * sign-extended (8 bytes a value), and one pixel's gathered (a byte a value)
- * where fill_patch gathers. et-export's firmware/kernel_temp.py sizes the temp
- * arena for this. */
+ * sign-extended (8 bytes a value), one pixel's gathered (a byte a value)
+ * where fill_patch gathers, and the last channel's padded weights where the
+ * depth is not a multiple of 4. et-export's firmware/kernel_temp.py sizes the
+ * temp arena for this. */
 size_t patch_buffer_bytes(const Conv &k) {
-    const size_t depth = static_cast<size_t>(k.depth);
-    const bool gathers = !k.is_pointwise() && k.in_channels % kStep != 0;
-    return kPixels * 2 * depth + (gathers ? depth : 0);
+    const size_t padded = static_cast<size_t>(k.padded_depth());
+    return kPixels * 2 * padded + (k.gathers() ? padded : 0) + (k.depth % kStep != 0 ? padded : 0);
 }
 
 } // namespace
@@ -309,24 +339,29 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
     }
     alignas(8) int32_t stack_patches[kStackDepth / kStep * kPixels * 2];
     int8_t stack_gathered[kStackDepth];
-    int32_t *patches = stack_patches;
-    int8_t *gathered = stack_gathered;
-    if (k.depth > kStackDepth) {
+    int8_t stack_last_weights[kStackDepth];
+    Buffers b{stack_patches, stack_gathered, stack_last_weights};
+    if (k.padded_depth() > kStackDepth) {
         auto buffer = context.allocate_temp(patch_buffer_bytes(k), alignof(int64_t));
         if (!buffer.ok()) {
             return upstream();
         }
-        patches = static_cast<int32_t *>(buffer.get());
-        gathered = reinterpret_cast<int8_t *>(patches + kPixels * 2 * k.depth / kStep);
+        b.patches = static_cast<int32_t *>(buffer.get());
+        b.gathered = reinterpret_cast<int8_t *>(b.patches + kPixels * 2 * k.steps);
+        b.last_weights = b.gathered + (k.gathers() ? k.padded_depth() : 0);
+    }
+    if (k.depth % kStep != 0) {
+        memcpy(b.last_weights, k.weights + (k.channels - 1) * k.depth, k.depth);
+        memset(b.last_weights + k.depth, 0, k.padded_depth() - k.depth);
     }
     k.input_offset = static_cast<int32_t>(input_offset);
     k.output_offset = static_cast<int32_t>(output_offset);
     k.activation_min = static_cast<int32_t>(activation_min);
     k.activation_max = static_cast<int32_t>(activation_max);
     if (k.activation_min <= INT8_MIN && k.activation_max >= INT8_MAX) {
-        convolve<false>(k, patches, gathered);
+        convolve<false>(k, b);
     } else {
-        convolve<true>(k, patches, gathered);
+        convolve<true>(k, b);
     }
     return out;
 }

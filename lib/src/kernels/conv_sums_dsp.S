@@ -4,11 +4,14 @@
 
 /*
  * void et_zephyr_conv_sums_dsp(const int32_t *patch, const int8_t *weights,
- *                              int32_t steps, int32_t channels, int32_t *sums);
+ *                              int32_t steps, int32_t channels, int32_t *sums,
+ *                              int32_t rewind);
  *
  * The dot products of 4 pixels' patches with each of channels output
  * channels' weights (steps x 4 int8 values each, one channel after the
- * other), written as {pixel 0, 1, 2, 3} per channel to sums.
+ * other, each rewind bytes before the previous one's end: a depth that is
+ * not a multiple of 4 reads as many of the next channel's, against patch
+ * values of 0), written as {pixel 0, 1, 2, 3} per channel to sums.
  *
  * The patch holds, per step of 4 depth values x0 .. x3 and per pixel, the
  * two words SXTB16 makes of them: {x0, x2} and {x1, x3} as int16 (the input
@@ -36,8 +39,9 @@
 #define SUMS 0
 #define CHANNELS 4
 #define LOCALS 12 /* padded: sp stays 8-byte aligned */
-/* r4-r11 and lr saved: the fifth argument is above them. */
+/* r4-r11 and lr saved: the fifth and sixth arguments are above them. */
 #define SUMS_ARG (LOCALS + 9 * 4)
+#define REWIND_ARG (LOCALS + 10 * 4)
 
 /* One step: 4 depth values for pixels 0 .. 3 (sums in r4 .. r7). */
 .macro step
@@ -86,6 +90,8 @@ et_zephyr_conv_sums_dsp:
 	ldr r3, [sp, #SUMS]
 	stm r3!, {r4-r7}
 	str r3, [sp, #SUMS]
+	ldr r3, [sp, #REWIND_ARG]
+	sub r1, r1, r3
 	ldr r3, [sp, #CHANNELS]
 	subs r3, r3, #1
 	str r3, [sp, #CHANNELS]

@@ -9,10 +9,11 @@ larger). Each rule mirrors its C file; a call that finds less runs the upstream 
 - on the DSP tier, linears (linear_dsp.cpp) whose depth is a multiple of 4: the input
   row sign-extended into int16 pairs, 2 bytes a value;
 - on the DSP tier, convolutions without dilation whose patch (kernel height x width x
-  input channels) is a multiple of 4 and deeper than the 64 values their stack buffer
-  holds (conv_dsp.cpp): 4 pixels' patches sign-extended, 8 bytes a value, and one
-  pixel's window gathered, a byte a value, where the input channels are not a
-  multiple of 4 and the layer is not pointwise.
+  input channels, padded to a multiple of 4) is deeper than the 64 values their stack
+  buffer holds (conv_dsp.cpp): 4 pixels' patches sign-extended, 8 bytes a value; one
+  pixel's window gathered, a byte a value, where the patch is padded or the input
+  channels are not a multiple of 4 (and the layer is not pointwise); where the patch
+  is padded, the last channel's weights padded, a byte a value.
 """
 
 from __future__ import annotations
@@ -41,11 +42,16 @@ def run_time_temp_bytes(plan: ExecutionPlan, call: KernelCall, isa: str) -> int:
         _, height, width, channels = plan.values[call.args[1]].val.sizes
         padding, dilation = (_ints(plan, call.args[i]) for i in (4, 5))
         depth = height * width * channels
-        if depth % _STEP or depth <= _CONV_STACK_DEPTH or any(d != 1 for d in dilation):
+        padded = -(-depth // _STEP) * _STEP
+        if padded <= _CONV_STACK_DEPTH or any(d != 1 for d in dilation):
             return 0
         pointwise = height == width == 1 and not any(padding)
-        gathers = not pointwise and channels % _STEP != 0
-        return _PIXELS * _PAIR_BYTES * depth + (depth if gathers else 0)
+        gathers = depth != padded or (not pointwise and channels % _STEP != 0)
+        return (
+            _PIXELS * _PAIR_BYTES * padded
+            + (padded if gathers else 0)
+            + (padded if depth != padded else 0)
+        )
     return 0
 
 
