@@ -4,24 +4,23 @@
 
 /*
  * cortex_m::quantized_conv2d.out for the DSP extension (Cortex-M4, M7, M33),
- * for convolutions without dilation: pointwise layers, first layers such as KWS's 10x4 window on
- * one channel or an image's 3x3 window on 3, ResNet's 3x3 layers. A patch
- * (kernel height x width x input channels) that is not a multiple of 4 values
- * is padded with zeros to one.
+ * for convolutions without dilation: pointwise layers, first layers such as
+ * KWS's 10x4 window on one channel or an image's 3x3 window on 3, ResNet's
+ * 3x3 layers. A patch (kernel height x width x input channels) that is not a
+ * multiple of 4 values is padded with zeros to one.
  *
  * CMSIS-NN (arm_nn_mat_mult_nt_t_s8, arm_nn_mat_mult_kernel_s8_s16) computes
  * 2 pixels x 2 channels at a time and sign-extends every input word again for
  * each pair of channels; its requantization takes about 20 instructions an
  * output. Here the patches of 4 pixels are sign-extended once, with the input
- * offset added, into a buffer (on the stack for patches of up to 64 values,
- * 512 bytes; deeper ones in the temp arena, 8 bytes a value, and a byte a
- * value to gather a window whose input channels are not a multiple of 4,
- * which et-export sizes the arena for; without it the upstream kernel runs);
- * every channel's weights then run
- * over them in the assembly loop of conv_sums_dsp.S (13 instructions for 16
- * multiply-accumulates), and the sums are requantized in 5 instructions
- * (requantize_dsp.h). The sums are the exact integer sums and the
- * requantization is CMSIS-NN's: outputs are bit-identical to the upstream
+ * offset added, into a buffer: on the stack for patches of up to 64 values
+ * (512 bytes), in the temp arena for deeper ones (8 bytes a value, more where
+ * a window is gathered or padded: patch_buffer_bytes; et-export sizes the
+ * arena for it, and with less the upstream kernel runs). Every channel's
+ * weights then run over them in the assembly loop of conv_sums_dsp.S (13
+ * instructions for 16 multiply-accumulates), and the sums are requantized in
+ * 5 instructions (requantize_dsp.h). The sums are the exact integer sums and
+ * the requantization is CMSIS-NN's: outputs are bit-identical to the upstream
  * kernel's. Other convolutions, and channels whose requantization the short
  * form does not cover exactly, go to the upstream kernel.
  */
