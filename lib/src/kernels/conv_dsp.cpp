@@ -33,6 +33,7 @@
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
 
 #include "conv_checks.h"
+#include "input_pairs_dsp.h"
 #include "requantize_dsp.h"
 #include "upstream_kernels.h"
 
@@ -42,8 +43,8 @@ using et_zephyr::native::channel_requantization;
 using et_zephyr::native::ChannelRequantization;
 using et_zephyr::native::has_int8_types;
 using et_zephyr::native::has_nhwc_bytes;
-using et_zephyr::native::requantize;
-using et_zephyr::native::requantize_clamped;
+using et_zephyr::native::offset_pair;
+using et_zephyr::native::requantize_output;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
 using torch::executor::Tensor;
@@ -163,12 +164,12 @@ bool handled(const Tensor &input, const Tensor &weight, const std::optional<Tens
 /* count input values (a multiple of 4) sign-extended with the input offset
  * added, into one pixel's words of the assembly loop's steps from dst on
  * (2 words a step, 2 * kPixels words apart); where the next step's start. */
-int32_t *extend_values(const int8_t *src, int32_t count, uint32_t offset_pair, int32_t *dst) {
+int32_t *extend_values(const int8_t *src, int32_t count, uint32_t offset, int32_t *dst) {
     for (int32_t d = 0; d < count; d += kStep) {
         uint32_t raw;
         memcpy(&raw, src + d, sizeof(raw));
-        dst[0] = static_cast<int32_t>(__sxtab16(offset_pair, raw));
-        dst[1] = static_cast<int32_t>(__sxtab16(offset_pair, (raw >> 8) | (raw << 24)));
+        dst[0] = static_cast<int32_t>(__sxtab16(offset, raw));
+        dst[1] = static_cast<int32_t>(__sxtab16(offset, (raw >> 8) | (raw << 24)));
         dst += 2 * kPixels;
     }
     return dst;
@@ -180,14 +181,14 @@ int32_t *extend_values(const int8_t *src, int32_t count, uint32_t offset_pair, i
  * zero point plus the input offset); others are gathered first, the padding
  * and the values past the depth up to a whole step filled with the zero point
  * (so they extend to 0). */
-void fill_patch(const Conv &k, int32_t p, uint32_t offset_pair, int32_t *dst, int8_t *gathered) {
+void fill_patch(const Conv &k, int32_t p, uint32_t offset, int32_t *dst, int8_t *gathered) {
     const int32_t oy = p / k.out_width;
     const int32_t ox = p - oy * k.out_width;
     const int32_t y0 = oy * k.stride_y - k.pad_y;
     const int32_t x0 = ox * k.stride_x - k.pad_x;
     const bool gathers = k.gathers();
     if (k.is_pointwise() && !gathers) {
-        extend_values(k.input + (y0 * k.in_width + x0) * k.in_channels, k.depth, offset_pair, dst);
+        extend_values(k.input + (y0 * k.in_width + x0) * k.in_channels, k.depth, offset, dst);
         return;
     }
     const int8_t zero_point = static_cast<int8_t>(-k.input_offset);
@@ -203,7 +204,7 @@ void fill_patch(const Conv &k, int32_t p, uint32_t offset_pair, int32_t *dst, in
                     *gather++ = inside ? src[c] : zero_point;
                 }
             } else if (inside) {
-                dst = extend_values(src, k.in_channels, offset_pair, dst);
+                dst = extend_values(src, k.in_channels, offset, dst);
             } else {
                 for (int32_t c = 0; c < k.in_channels; c += kStep, dst += 2 * kPixels) {
                     dst[0] = 0;
@@ -216,7 +217,7 @@ void fill_patch(const Conv &k, int32_t p, uint32_t offset_pair, int32_t *dst, in
         for (int32_t d = k.depth; d < k.padded_depth(); d++) {
             *gather++ = zero_point;
         }
-        extend_values(gathered, k.padded_depth(), offset_pair, dst);
+        extend_values(gathered, k.padded_depth(), offset, dst);
     }
 }
 
@@ -224,21 +225,11 @@ void fill_patch(const Conv &k, int32_t p, uint32_t offset_pair, int32_t *dst, in
  * end), sign-extended with the input offset added, in the assembly loop's
  * order: per step, per pixel, {x0, x2} and {x1, x3}. */
 void fill_patches(const Conv &k, int32_t first, int32_t *patches, int8_t *gathered) {
-    const uint32_t offset_pair = (static_cast<uint32_t>(k.input_offset) & 0xFFFFU) * 0x10001U;
+    const uint32_t offset = offset_pair(k.input_offset);
     for (int32_t i = 0; i < kPixels; i++) {
         const int32_t p = first + i < k.pixels ? first + i : k.pixels - 1;
-        fill_patch(k, p, offset_pair, patches + 2 * i, gathered);
+        fill_patch(k, p, offset, patches + 2 * i, gathered);
     }
-}
-
-/* One output from its sum; kClamp when the activation range is narrower
- * than int8. */
-template <bool kClamp>
-__attribute__((always_inline)) inline int8_t output(int32_t sum, const ChannelRequantization &q,
-                                                    int32_t activation_min,
-                                                    int32_t activation_max) {
-    return kClamp ? requantize_clamped(sum, q, activation_min, activation_max)
-                  : static_cast<int8_t>(requantize(sum, q));
 }
 
 /* Outputs of pixels first .. first + count - 1 for channels c0 .. c0 + n - 1
@@ -261,14 +252,17 @@ void store_outputs(const Conv &k, int32_t first, int32_t count, int32_t c0, int3
         const int32_t bias = biases != nullptr ? biases[i] : 0;
         const int32_t *sum = sums[i];
         if (count == kPixels) {
-            o[0] = output<kClamp>(sum[0] + bias, q, activation_min, activation_max);
-            o[stride] = output<kClamp>(sum[1] + bias, q, activation_min, activation_max);
-            o[2 * stride] = output<kClamp>(sum[2] + bias, q, activation_min, activation_max);
-            o[3 * stride] = output<kClamp>(sum[3] + bias, q, activation_min, activation_max);
+            o[0] = requantize_output<kClamp>(sum[0] + bias, q, activation_min, activation_max);
+            o[stride] = requantize_output<kClamp>(sum[1] + bias, q, activation_min, activation_max);
+            o[2 * stride] =
+                requantize_output<kClamp>(sum[2] + bias, q, activation_min, activation_max);
+            o[3 * stride] =
+                requantize_output<kClamp>(sum[3] + bias, q, activation_min, activation_max);
             continue;
         }
         for (int32_t p = 0; p < count; p++) {
-            o[p * stride] = output<kClamp>(sum[p] + bias, q, activation_min, activation_max);
+            o[p * stride] =
+                requantize_output<kClamp>(sum[p] + bias, q, activation_min, activation_max);
         }
     }
 }

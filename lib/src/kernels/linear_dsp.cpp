@@ -40,8 +40,7 @@ using et_zephyr::native::channel_requantization;
 using et_zephyr::native::ChannelRequantization;
 using et_zephyr::native::extend_input_pairs;
 using et_zephyr::native::offset_pair;
-using et_zephyr::native::requantize;
-using et_zephyr::native::requantize_clamped;
+using et_zephyr::native::requantize_output;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
 using torch::executor::ScalarType;
@@ -164,16 +163,6 @@ int32_t row_sum(const int32_t *pairs, const int8_t *w, int32_t depth) {
     return sum;
 }
 
-/* One output from its sum; kClamp when the activation range is narrower
- * than int8. */
-template <bool kClamp>
-__attribute__((always_inline)) inline int8_t output(int32_t sum, const ChannelRequantization &q,
-                                                    int32_t activation_min,
-                                                    int32_t activation_max) {
-    return kClamp ? requantize_clamped(sum, q, activation_min, activation_max)
-                  : static_cast<int8_t>(requantize(sum, q));
-}
-
 template <bool kClamp> void compute(const Linear &k, int32_t output_offset) {
     const ChannelRequantization q = channel_requantization(k.multiplier, k.shift, output_offset);
     const int32_t activation_min = k.activation_min;
@@ -189,16 +178,20 @@ template <bool kClamp> void compute(const Linear &k, int32_t output_offset) {
             et_zephyr_linear_sums_dsp(k.pairs, k.weights + c * k.depth, steps, n / kRows,
                                       k.bias != nullptr ? k.bias + c : nullptr, sums);
             for (int32_t i = 0; i < n; i += kRows) {
-                o[c + i] = output<kClamp>(sums[i], q, activation_min, activation_max);
-                o[c + i + 1] = output<kClamp>(sums[i + 1], q, activation_min, activation_max);
-                o[c + i + 2] = output<kClamp>(sums[i + 2], q, activation_min, activation_max);
-                o[c + i + 3] = output<kClamp>(sums[i + 3], q, activation_min, activation_max);
+                o[c + i] = requantize_output<kClamp>(sums[i], q, activation_min, activation_max);
+                o[c + i + 1] =
+                    requantize_output<kClamp>(sums[i + 1], q, activation_min, activation_max);
+                o[c + i + 2] =
+                    requantize_output<kClamp>(sums[i + 2], q, activation_min, activation_max);
+                o[c + i + 3] =
+                    requantize_output<kClamp>(sums[i + 3], q, activation_min, activation_max);
             }
         }
         for (int32_t c = full; c < k.channels; c++) {
             const int32_t bias = k.bias != nullptr ? k.bias[c] : 0;
-            o[c] = output<kClamp>(bias + row_sum(k.pairs, k.weights + c * k.depth, k.depth), q,
-                                  activation_min, activation_max);
+            o[c] =
+                requantize_output<kClamp>(bias + row_sum(k.pairs, k.weights + c * k.depth, k.depth),
+                                          q, activation_min, activation_max);
         }
     }
 }

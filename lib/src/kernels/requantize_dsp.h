@@ -78,6 +78,17 @@ __attribute__((always_inline)) inline int8_t requantize_clamped(int32_t sum,
     return static_cast<int8_t>(out);
 }
 
+/* One output from its sum: requantize(), or requantize_clamped() where kClamp
+ * (an activation range narrower than int8; the kernels pick the variant once a
+ * call). */
+template <bool kClamp>
+__attribute__((always_inline)) inline int8_t
+requantize_output(int32_t sum, const ChannelRequantization &q, int32_t activation_min,
+                  int32_t activation_max) {
+    return kClamp ? requantize_clamped(sum, q, activation_min, activation_max)
+                  : static_cast<int8_t>(requantize(sum, q));
+}
+
 } // namespace et_zephyr::native
 
 #endif /* ET_ZEPHYR_KERNELS_REQUANTIZE_DSP_H_ */
