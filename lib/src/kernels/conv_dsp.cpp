@@ -175,6 +175,40 @@ int32_t *extend_values(const int8_t *src, int32_t count, uint32_t offset, int32_
     return dst;
 }
 
+/* One pixel's window, kernel row by kernel row, from the input at (y0, x0),
+ * its padding filled with the zero point, into gathered. The layer's sizes
+ * are copies: the int8 stores could alias k. */
+void gather_window(const Conv &k, int32_t y0, int32_t x0, int8_t *gathered) {
+    const int8_t zero_point = static_cast<int8_t>(-k.input_offset);
+    const int32_t in_height = k.in_height;
+    const int32_t in_width = k.in_width;
+    const int32_t in_channels = k.in_channels;
+    const int32_t kernel_height = k.kernel_height;
+    const int32_t kernel_width = k.kernel_width;
+    const int32_t row_bytes = kernel_width * in_channels;
+    const int8_t *input = k.input;
+    int8_t *gather = gathered;
+    for (int32_t ky = 0; ky < kernel_height; ky++, gather += row_bytes) {
+        const int32_t iy = y0 + ky;
+        if (iy < 0 || iy >= in_height) {
+            memset(gather, zero_point, row_bytes);
+            continue;
+        }
+        const int8_t *row = input + iy * in_width * in_channels;
+        if (x0 >= 0 && x0 + kernel_width <= in_width) {
+            memcpy(gather, row + x0 * in_channels, row_bytes);
+            continue;
+        }
+        for (int32_t kx = 0; kx < kernel_width; kx++) {
+            const int32_t ix = x0 + kx;
+            const bool inside = ix >= 0 && ix < in_width;
+            for (int32_t c = 0; c < in_channels; c++) {
+                gather[kx * in_channels + c] = inside ? row[ix * in_channels + c] : zero_point;
+            }
+        }
+    }
+}
+
 /* Pixel p's patch, sign-extended into its words of the patches from dst on.
  * Pointwise layers read it from the input; windows whose taps are whole steps
  * (input channels a multiple of 4) tap by tap, padding taps as zeros (the
@@ -186,38 +220,31 @@ void fill_patch(const Conv &k, int32_t p, uint32_t offset, int32_t *dst, int8_t 
     const int32_t ox = p - oy * k.out_width;
     const int32_t y0 = oy * k.stride_y - k.pad_y;
     const int32_t x0 = ox * k.stride_x - k.pad_x;
-    const bool gathers = k.gathers();
-    if (k.is_pointwise() && !gathers) {
+    if (k.gathers()) {
+        gather_window(k, y0, x0, gathered);
+        memset(gathered + k.depth, static_cast<int8_t>(-k.input_offset),
+               k.padded_depth() - k.depth);
+        extend_values(gathered, k.padded_depth(), offset, dst);
+        return;
+    }
+    if (k.is_pointwise()) {
         extend_values(k.input + (y0 * k.in_width + x0) * k.in_channels, k.depth, offset, dst);
         return;
     }
-    const int8_t zero_point = static_cast<int8_t>(-k.input_offset);
-    int8_t *gather = gathered;
     for (int32_t ky = 0; ky < k.kernel_height; ky++) {
         const int32_t iy = y0 + ky;
         for (int32_t kx = 0; kx < k.kernel_width; kx++) {
             const int32_t ix = x0 + kx;
-            const bool inside = iy >= 0 && iy < k.in_height && ix >= 0 && ix < k.in_width;
-            const int8_t *src = k.input + (iy * k.in_width + ix) * k.in_channels;
-            if (gathers) {
-                for (int32_t c = 0; c < k.in_channels; c++) {
-                    *gather++ = inside ? src[c] : zero_point;
-                }
-            } else if (inside) {
-                dst = extend_values(src, k.in_channels, offset, dst);
-            } else {
-                for (int32_t c = 0; c < k.in_channels; c += kStep, dst += 2 * kPixels) {
-                    dst[0] = 0;
-                    dst[1] = 0;
-                }
+            if (iy >= 0 && iy < k.in_height && ix >= 0 && ix < k.in_width) {
+                dst = extend_values(k.input + (iy * k.in_width + ix) * k.in_channels, k.in_channels,
+                                    offset, dst);
+                continue;
+            }
+            for (int32_t c = 0; c < k.in_channels; c += kStep, dst += 2 * kPixels) {
+                dst[0] = 0;
+                dst[1] = 0;
             }
         }
-    }
-    if (gathers) {
-        for (int32_t d = k.depth; d < k.padded_depth(); d++) {
-            *gather++ = zero_point;
-        }
-        extend_values(gathered, k.padded_depth(), offset, dst);
     }
 }
 
