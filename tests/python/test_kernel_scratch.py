@@ -126,6 +126,10 @@ PATCH_SCRATCH = {
     ((20, 1, 1, 16), (1, 1)): None,
     ((7, 1, 1, 16), (1, 1)): None,
     ((8, 1, 1, 144), (1, 1)): 2 * 144,  # pointwise_deepest: weights of two channels
+    ((8, 3, 3, 12), (1, 1)): 45 * 112,  # deep_window: 9x5 outputs of 108 values
+    ((4, 6, 6, 2), (1, 1)): 60 * 80,  # deep_gathered: 10x6 outputs of 72 values
+    ((8, 3, 3, 3), (2, 2)): 15 * 32,  # image_stem: 5x3 outputs of 27 values
+    ((6, 5, 5, 3), (1, 1)): 45 * 80,  # wide_stem: 9x5 outputs of 75 values
 }
 
 

@@ -48,6 +48,10 @@ def _shape_kinds() -> Counter[str]:
                 padded = node.args[4] != [0, 0]
                 if weight[0].numel() > 128:
                     kinds["patches over 128 values, more than the scratch holds (Helium)"] += 1
+                elif weight[0].numel() % 4:
+                    kinds["patches padded to whole 4-value steps (DSP)"] += 1
+                elif weight[0].numel() > 64:
+                    kinds["patches deeper than the DSP kernel's stack buffer"] += 1
                 else:
                     kinds[f"small convolution, {'padded' if padded else 'one channel'} (DSP)"] += 1
             elif node.args[3] != [1, 1]:
@@ -79,6 +83,10 @@ def test_every_convolution_is_lowered_and_every_kernel_path_is_taken() -> None:
         # One of them padded: a 10x4 window like KWS's first layer.
         "small convolution, one channel (DSP)": 2,
         "small convolution, padded (DSP)": 1,
+        # An image's 3x3 stem and a 5x5 on 3 channels (27 and 75 values); a 3x3 over 12
+        # channels and a 6x6 over 2 (108 and 72 values: the temp arena's patches).
+        "patches padded to whole 4-value steps (DSP)": 2,
+        "patches deeper than the DSP kernel's stack buffer": 2,
         "1x1, strided (Helium: patches)": 1,
         "patches over 128 values, more than the scratch holds (Helium)": 1,
     }
