@@ -25,7 +25,6 @@
  * form does not cover exactly, go to the upstream kernel.
  */
 
-#include <arm_acle.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -41,8 +40,10 @@ using et_zephyr::native::all_equal;
 using et_zephyr::native::channel_is_exact;
 using et_zephyr::native::channel_requantization;
 using et_zephyr::native::ChannelRequantization;
+using et_zephyr::native::extend_input_pairs;
 using et_zephyr::native::has_int8_types;
 using et_zephyr::native::has_nhwc_bytes;
+using et_zephyr::native::kLargestProduct;
 using et_zephyr::native::offset_pair;
 using et_zephyr::native::requantize_output;
 using torch::executor::ArrayRef;
@@ -64,8 +65,6 @@ constexpr int32_t kStep = 4;
 constexpr int32_t kStackDepth = 64;
 /* Channels summed per call of the assembly loop (their sums: 256 bytes of stack). */
 constexpr int32_t kChannelChunk = 16;
-/* The largest |x + input_offset| * |weight|. */
-constexpr int32_t kLargestProduct = 255 * 128;
 
 struct Conv {
     const int8_t *input;
@@ -165,14 +164,7 @@ bool handled(const Tensor &input, const Tensor &weight, const std::optional<Tens
  * added, into one pixel's words of the assembly loop's steps from dst on
  * (2 words a step, 2 * kPixels words apart); where the next step's start. */
 int32_t *extend_values(const int8_t *src, int32_t count, uint32_t offset, int32_t *dst) {
-    for (int32_t d = 0; d < count; d += kStep) {
-        uint32_t raw;
-        memcpy(&raw, src + d, sizeof(raw));
-        dst[0] = static_cast<int32_t>(__sxtab16(offset, raw));
-        dst[1] = static_cast<int32_t>(__sxtab16(offset, (raw >> 8) | (raw << 24)));
-        dst += 2 * kPixels;
-    }
-    return dst;
+    return extend_input_pairs(src, count / kStep, offset, dst, 2 * kPixels);
 }
 
 /* One pixel's window, kernel row by kernel row, from the input at (y0, x0),

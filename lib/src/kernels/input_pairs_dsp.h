@@ -23,14 +23,18 @@ inline uint32_t offset_pair(int32_t input_offset) {
     return (static_cast<uint32_t>(input_offset) & 0xFFFFU) * 0x10001U;
 }
 
-/* x[0 .. 4 * words - 1] as 2 * words pairs into pairs. */
-inline void extend_input_pairs(const int8_t *x, int32_t words, uint32_t offset, int32_t *pairs) {
-    for (int32_t i = 0; i < words; i++) {
+/* x[0 .. 4 * words - 1] as 2 * words pairs into pairs, a word's two pairs
+ * stride words after the previous word's (2: packed; a kernel that interleaves
+ * several inputs' pairs, more); where the next word's pairs go. */
+inline int32_t *extend_input_pairs(const int8_t *x, int32_t words, uint32_t offset, int32_t *pairs,
+                                   int32_t stride) {
+    for (int32_t i = 0; i < words; i++, pairs += stride) {
         uint32_t raw;
         memcpy(&raw, x + 4 * i, sizeof(raw));
-        pairs[2 * i] = static_cast<int32_t>(__sxtab16(offset, raw));
-        pairs[2 * i + 1] = static_cast<int32_t>(__sxtab16(offset, (raw >> 8) | (raw << 24)));
+        pairs[0] = static_cast<int32_t>(__sxtab16(offset, raw));
+        pairs[1] = static_cast<int32_t>(__sxtab16(offset, (raw >> 8) | (raw << 24)));
     }
+    return pairs;
 }
 
 } // namespace et_zephyr::native

@@ -28,10 +28,11 @@
 #include <string.h>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
-#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
 
 #include "input_pairs_dsp.h"
+#include "linear_checks.h"
+#include "linear_sums_dsp.h"
 #include "requantize_dsp.h"
 #include "upstream_kernels.h"
 
@@ -39,17 +40,15 @@ using et_zephyr::native::channel_is_exact;
 using et_zephyr::native::channel_requantization;
 using et_zephyr::native::ChannelRequantization;
 using et_zephyr::native::extend_input_pairs;
+using et_zephyr::native::has_channel_terms;
+using et_zephyr::native::kLargestProduct;
+using et_zephyr::native::linear_shape;
+using et_zephyr::native::LinearShape;
 using et_zephyr::native::offset_pair;
 using et_zephyr::native::requantize_output;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
-using torch::executor::ScalarType;
 using torch::executor::Tensor;
-
-/* lib/src/kernels/linear_sums_dsp.S */
-extern "C" void et_zephyr_linear_sums_dsp(const int32_t *pairs, const int8_t *weights,
-                                          int32_t steps, int32_t groups, const int32_t *bias,
-                                          int32_t *sums);
 
 namespace {
 
@@ -60,8 +59,6 @@ constexpr int32_t kRows = 4;
 constexpr int32_t kChannelChunk = 32;
 /* Depth values a step of the assembly loop takes. */
 constexpr int32_t kStep = 4;
-/* The largest |x + input_offset| * |weight|. */
-constexpr int32_t kLargestProduct = 255 * 128;
 
 struct Linear {
     const int8_t *input;
@@ -78,10 +75,6 @@ struct Linear {
     int32_t activation_min;
     int32_t activation_max;
 };
-
-bool is_contiguous(const Tensor &t) {
-    return executorch::runtime::is_contiguous_dim_order(t.dim_order().data(), t.dim());
-}
 
 /* At least the largest |bias|: the OR of every bias's magnitude (less one where
  * negative), which takes a fraction of the instructions of an exact maximum
@@ -104,28 +97,14 @@ bool handled(const Tensor &input, const Tensor &weights, const std::optional<Ten
              const std::optional<Tensor> &kernel_sum, int64_t input_offset, int64_t filter_offset,
              ArrayRef<int64_t> multipliers, ArrayRef<int64_t> shifts, const Tensor &out,
              Linear *k) {
-    if (input.scalar_type() != ScalarType::Char || weights.scalar_type() != ScalarType::Char ||
-        out.scalar_type() != ScalarType::Char || input.dim() < 1 || out.dim() < 1 ||
-        weights.dim() != 2 || kernel_sum.has_value() || filter_offset != 0 || input_offset < -255 ||
-        input_offset > 255) {
+    LinearShape shape;
+    if (!linear_shape(input, weights, out, &shape) || !has_channel_terms(bias, weights.size(0)) ||
+        kernel_sum.has_value() || filter_offset != 0 || input_offset < -255 || input_offset > 255 ||
+        shape.depth < kStep || shape.depth % kStep != 0 || shape.channels < 1) {
         return false;
     }
-    if (bias.has_value() &&
-        (bias->scalar_type() != ScalarType::Int || bias->numel() != weights.size(0))) {
-        return false;
-    }
-    /* Tensor sizes are 32-bit (a 64-bit division would link a libgcc routine). */
-    const int32_t depth = static_cast<int32_t>(input.size(input.dim() - 1));
-    const int32_t channels = static_cast<int32_t>(weights.size(0));
-    if (weights.size(1) != depth || out.size(out.dim() - 1) != channels || depth < kStep ||
-        depth % kStep != 0 || channels < 1) {
-        return false;
-    }
-    const int32_t rows = static_cast<int32_t>(input.numel()) / depth;
-    if (out.numel() != static_cast<int64_t>(rows) * channels || !is_contiguous(input) ||
-        !is_contiguous(weights) || !is_contiguous(out)) {
-        return false;
-    }
+    const int32_t depth = shape.depth;
+    const int32_t channels = shape.channels;
     /* CMSIS-NN's fully connected layer takes one multiplier and shift. */
     if (multipliers.size() < 1 || shifts.size() < 1 || multipliers[0] < 0 ||
         multipliers[0] > INT32_MAX || shifts[0] < -31 || shifts[0] > 31) {
@@ -141,7 +120,7 @@ bool handled(const Tensor &input, const Tensor &weights, const std::optional<Ten
     k->input = input.const_data_ptr<int8_t>();
     k->weights = weights.const_data_ptr<int8_t>();
     k->out = out.mutable_data_ptr<int8_t>();
-    k->rows = rows;
+    k->rows = shape.rows;
     k->channels = channels;
     k->depth = depth;
     k->input_offset = static_cast<int32_t>(input_offset);
@@ -171,7 +150,7 @@ template <bool kClamp> void compute(const Linear &k, int32_t output_offset) {
     const int32_t full = k.channels - k.channels % kRows;
     int32_t sums[kChannelChunk];
     for (int32_t r = 0; r < k.rows; r++) {
-        extend_input_pairs(k.input + r * k.depth, steps, offset_pair(k.input_offset), k.pairs);
+        extend_input_pairs(k.input + r * k.depth, steps, offset_pair(k.input_offset), k.pairs, 2);
         int8_t *o = k.out + r * k.channels;
         for (int32_t c = 0; c < full; c += kChannelChunk) {
             const int32_t n = full - c < kChannelChunk ? full - c : kChannelChunk;

@@ -19,25 +19,23 @@
 #include <stdint.h>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
-#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
 
+#include "linear_checks.h"
 #include "pointwise_mve.h"
 #include "upstream_kernels.h"
 
+using et_zephyr::native::has_channel_terms;
 using et_zephyr::native::kPointwiseDepthStep;
+using et_zephyr::native::linear_shape;
+using et_zephyr::native::LinearShape;
 using et_zephyr::native::pointwise_product;
 using et_zephyr::native::PointwiseProduct;
 using torch::executor::ArrayRef;
 using torch::executor::KernelRuntimeContext;
-using torch::executor::ScalarType;
 using torch::executor::Tensor;
 
 namespace {
-
-bool is_contiguous(const Tensor &t) {
-    return executorch::runtime::is_contiguous_dim_order(t.dim_order().data(), t.dim());
-}
 
 bool fits_int32(int64_t value) {
     return value >= INT32_MIN && value <= INT32_MAX;
@@ -47,33 +45,14 @@ bool fits_int32(int64_t value) {
 bool handled(const Tensor &input, const Tensor &weights, const std::optional<Tensor> &bias,
              const std::optional<Tensor> &kernel_sum, int64_t filter_offset,
              ArrayRef<int64_t> multipliers, ArrayRef<int64_t> shifts, const Tensor &out) {
-    if (input.scalar_type() != ScalarType::Char || weights.scalar_type() != ScalarType::Char ||
-        out.scalar_type() != ScalarType::Char || input.dim() < 1 || out.dim() < 1 ||
-        weights.dim() != 2) {
+    LinearShape shape;
+    if (!linear_shape(input, weights, out, &shape) || !has_channel_terms(bias, weights.size(0)) ||
+        !has_channel_terms(kernel_sum, weights.size(0)) || shape.depth % kPointwiseDepthStep != 0 ||
+        filter_offset != 0 || shape.rows < 2) {
         return false;
     }
-    for (const std::optional<Tensor> *terms : {&bias, &kernel_sum}) {
-        if (terms->has_value() &&
-            ((*terms)->scalar_type() != ScalarType::Int || (*terms)->numel() != weights.size(0))) {
-            return false;
-        }
-    }
-    /* Tensor sizes are 32-bit (a 64-bit division would link a libgcc routine). */
-    const int32_t depth = static_cast<int32_t>(input.size(input.dim() - 1));
-    const int64_t channels = weights.size(0);
-    if (weights.size(1) != depth || out.size(out.dim() - 1) != channels || depth < 1 ||
-        depth % kPointwiseDepthStep != 0 || filter_offset != 0) {
-        return false;
-    }
-    const int32_t rows = static_cast<int32_t>(input.numel()) / depth;
-    if (rows < 2 || out.numel() != rows * channels) {
-        return false;
-    }
-    if (multipliers.size() < 1 || shifts.size() < 1 || !fits_int32(multipliers[0]) ||
-        shifts[0] < -31 || shifts[0] > 31) {
-        return false;
-    }
-    return is_contiguous(input) && is_contiguous(weights) && is_contiguous(out);
+    return multipliers.size() >= 1 && shifts.size() >= 1 && fits_int32(multipliers[0]) &&
+           shifts[0] >= -31 && shifts[0] <= 31;
 }
 
 } // namespace

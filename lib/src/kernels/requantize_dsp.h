@@ -32,6 +32,9 @@ namespace et_zephyr::native {
 
 /* The largest |sum| the requantization below is exact for. */
 constexpr int32_t kExactSumBound = (1 << 29) - 1;
+/* The largest |x + input_offset| * |weight| of int8 operands: a depth of d values
+ * keeps a channel's sums within d * kLargestProduct of its bias. */
+constexpr int32_t kLargestProduct = 255 * 128;
 
 /* Whether channel_requantization() is exact for every sum of a channel whose
  * sums are at most sum_bound from its bias. */

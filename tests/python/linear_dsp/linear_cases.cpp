@@ -17,13 +17,10 @@
 
 #include "../semihosting_exit.h"
 #include "kernels/input_pairs_dsp.h"
+#include "kernels/linear_sums_dsp.h"
 
 using et_zephyr::native::extend_input_pairs;
 using et_zephyr::native::offset_pair;
-
-extern "C" void et_zephyr_linear_sums_dsp(const int32_t *pairs, const int8_t *weights,
-                                          int32_t steps, int32_t groups, const int32_t *bias,
-                                          int32_t *sums);
 
 namespace {
 
@@ -64,7 +61,7 @@ int main() {
             puts("malformed cases.bin");
             semihosting_exit();
         }
-        extend_input_pairs(x, steps, offset_pair(offset), pairs);
+        extend_input_pairs(x, steps, offset_pair(offset), pairs, 2);
         et_zephyr_linear_sums_dsp(pairs, weights, steps, channels / 4,
                                   has_bias != 0 ? bias : nullptr, sums);
         fwrite(sums, sizeof(sums[0]), channels, out);
