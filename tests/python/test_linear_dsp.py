@@ -8,7 +8,7 @@ groups of 4 weight rows. linear_dsp/linear_cases.cpp runs both on QEMU's mps2-an
 remainder of the loop's 8 steps an iteration), 1 to 16 groups of rows, input offsets at
 both ends of their range, saturating and random bytes, with and without a bias; every
 sum is compared with the same integer arithmetic in Python. The requantization that
-follows is test_requantize_dsp.py's; the kernel as a whole is compared with the host
+follows is test_requantize_fast.py's; the kernel as a whole is compared with the host
 reference on the DSP boards by tests/kernels.
 """
 

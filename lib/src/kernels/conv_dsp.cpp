@@ -19,7 +19,7 @@
  * arena for it, and with less the upstream kernel runs). Every channel's
  * weights then run over them in the assembly loop of conv_sums_dsp.S (13
  * instructions for 16 multiply-accumulates), and the sums are requantized in
- * 5 instructions (requantize_dsp.h). The sums are the exact integer sums and
+ * 5 instructions (requantize_fast.h). The sums are the exact integer sums and
  * the requantization is CMSIS-NN's: outputs are bit-identical to the upstream
  * kernel's. Other convolutions, and channels whose requantization the short
  * form does not cover exactly, go to the upstream kernel.
@@ -33,7 +33,7 @@
 
 #include "conv_checks.h"
 #include "input_pairs_dsp.h"
-#include "requantize_dsp.h"
+#include "requantize_fast.h"
 #include "upstream_kernels.h"
 
 using et_zephyr::native::all_equal;
@@ -42,6 +42,7 @@ using et_zephyr::native::channel_requantization;
 using et_zephyr::native::ChannelRequantization;
 using et_zephyr::native::extend_input_pairs;
 using et_zephyr::native::has_int8_types;
+using et_zephyr::native::has_int8_zero_point;
 using et_zephyr::native::has_nhwc_bytes;
 using et_zephyr::native::kLargestProduct;
 using et_zephyr::native::offset_pair;
@@ -345,7 +346,8 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
                                                       activation_min, activation_max, scratch, out);
     };
     Conv k{};
-    if (!handled(input, weight, bias, stride, padding, dilation, requantize_multipliers,
+    if (!has_int8_zero_point(input_offset) ||
+        !handled(input, weight, bias, stride, padding, dilation, requantize_multipliers,
                  requantize_shifts, out, &k)) {
         return upstream();
     }

@@ -18,7 +18,7 @@
  * - two horizontally adjacent outputs are computed together, in the assembly
  *   loop of depthwise_sums_dsp.S: per kernel row, one doubleword load and
  *   four multiplies (two of them SMLADs of two taps);
- * - the sums are requantized in 5 instructions (requantize_dsp.h).
+ * - the sums are requantized in 5 instructions (requantize_fast.h).
  * The sums are exact and the requantization is CMSIS-NN's: outputs are
  * bit-identical to the upstream kernel's. Other shapes, and channels whose
  * requantization the short form does not cover exactly, go to the upstream
@@ -33,7 +33,7 @@
 #include <executorch/runtime/kernel/kernel_runtime_context.h>
 
 #include "conv_checks.h"
-#include "requantize_dsp.h"
+#include "requantize_fast.h"
 #include "upstream_kernels.h"
 
 using et_zephyr::native::all_equal;
@@ -41,6 +41,7 @@ using et_zephyr::native::channel_is_exact;
 using et_zephyr::native::channel_requantization;
 using et_zephyr::native::ChannelRequantization;
 using et_zephyr::native::has_int8_types;
+using et_zephyr::native::has_int8_zero_point;
 using et_zephyr::native::has_nhwc_bytes;
 using et_zephyr::native::requantize;
 using et_zephyr::native::requantize_clamped;
@@ -246,7 +247,8 @@ Tensor &quantized_depthwise_conv2d_out(KernelRuntimeContext &context, const Tens
                                        const Tensor &requantize_shifts, int64_t activation_min,
                                        int64_t activation_max, const Tensor &scratch, Tensor &out) {
     Depthwise k{};
-    if (!handled(input, weight, bias, stride, padding, dilation, depth_multiplier,
+    if (!has_int8_zero_point(input_offset) ||
+        !handled(input, weight, bias, stride, padding, dilation, depth_multiplier,
                  requantize_multipliers, requantize_shifts, out, &k)) {
         return cortex_m::native::quantized_depthwise_conv2d_out(
             context, input, weight, bias, stride, padding, dilation, depth_multiplier, input_offset,

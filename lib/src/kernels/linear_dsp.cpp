@@ -15,7 +15,7 @@
  * assembly loop (linear_sums_dsp.S) takes four weight rows a pass over them,
  * up to 32 channels a call: 22 instructions and 24 cycles (Cortex-M4) for 16
  * multiply-accumulates, CMSIS-NN about 26 and 32. The sums are
- * requantized in 5 instructions (requantize_dsp.h). Channels past the last
+ * requantized in 5 instructions (requantize_fast.h). Channels past the last
  * multiple of 4 take the same arithmetic in C. Symmetric weights (filter
  * offset 0), a depth that is a multiple of 4 and a right-shifting
  * requantization; the exact integer sums and CMSIS-NN's requantization:
@@ -33,7 +33,7 @@
 #include "input_pairs_dsp.h"
 #include "linear_checks.h"
 #include "linear_sums_dsp.h"
-#include "requantize_dsp.h"
+#include "requantize_fast.h"
 #include "upstream_kernels.h"
 
 using et_zephyr::native::channel_is_exact;
@@ -41,7 +41,9 @@ using et_zephyr::native::channel_requantization;
 using et_zephyr::native::ChannelRequantization;
 using et_zephyr::native::extend_input_pairs;
 using et_zephyr::native::has_channel_terms;
+using et_zephyr::native::has_int8_zero_point;
 using et_zephyr::native::kLargestProduct;
+using et_zephyr::native::largest_bias_bound;
 using et_zephyr::native::linear_shape;
 using et_zephyr::native::LinearShape;
 using et_zephyr::native::offset_pair;
@@ -76,22 +78,6 @@ struct Linear {
     int32_t activation_max;
 };
 
-/* At least the largest |bias|: the OR of every bias's magnitude (less one where
- * negative), which takes a fraction of the instructions of an exact maximum
- * and at most doubles it; one pass over the channels for every call. Not
- * inlined: in handled() its loop reloads spilled registers. */
-__attribute__((noinline)) int32_t largest_bias_bound(const int32_t *bias, int32_t channels) {
-    uint32_t bits = 0;
-    if (bias != nullptr) {
-#pragma GCC unroll 4
-        for (const int32_t *b = bias; b < bias + channels; b++) {
-            bits |= static_cast<uint32_t>(*b ^ (*b >> 31));
-        }
-    }
-    /* The magnitude's bits, one more for the negative values' "less one". */
-    return bits >= static_cast<uint32_t>(INT32_MAX) ? INT32_MAX : static_cast<int32_t>(bits + 1);
-}
-
 /* The linear this kernel computes, or false (then the upstream kernel runs). */
 bool handled(const Tensor &input, const Tensor &weights, const std::optional<Tensor> &bias,
              const std::optional<Tensor> &kernel_sum, int64_t input_offset, int64_t filter_offset,
@@ -99,7 +85,7 @@ bool handled(const Tensor &input, const Tensor &weights, const std::optional<Ten
              Linear *k) {
     LinearShape shape;
     if (!linear_shape(input, weights, out, &shape) || !has_channel_terms(bias, weights.size(0)) ||
-        kernel_sum.has_value() || filter_offset != 0 || input_offset < -255 || input_offset > 255 ||
+        kernel_sum.has_value() || filter_offset != 0 || !has_int8_zero_point(input_offset) ||
         shape.depth < kStep || shape.depth % kStep != 0 || shape.channels < 1) {
         return false;
     }

@@ -77,8 +77,8 @@ COMPONENTS: tuple[tuple[str, Rule], ...] = (
     (
         "et-zephyr kernels",
         _either(
-            _source(r"lib/src/kernels/", r"\(\w+_(mve|dsp)\.(cpp|S)\.obj\)"),
-            _section(r"9et_zephyr6native|\.et_zephyr_\w+_(mve|dsp)$"),
+            _source(r"lib/src/kernels/", r"\(\w+_(mve|dsp|scalar)\.(cpp|S)\.obj\)"),
+            _section(r"9et_zephyr6native|\.et_zephyr_\w+_(mve|dsp|scalar)$"),
         ),
     ),
     (

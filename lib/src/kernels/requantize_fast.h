@@ -4,8 +4,9 @@
 
 /*
  * CMSIS-NN's per-channel requantization (arm_nn_requantize, double rounding),
- * output offset and clamp for et-zephyr's DSP-extension kernels, in five
- * instructions instead of about twenty.
+ * output offset and clamp for et-zephyr's DSP-extension and scalar kernels, in
+ * five instructions (DSP extension) or seven (Armv7-M and Armv8-M mainline
+ * without it) instead of about twenty.
  *
  * CMSIS-NN computes, for a channel with multiplier m >= 0 and right shift
  * rs = -shift >= 1:
@@ -16,7 +17,8 @@
  * 2 * sum and m ((2 * sum * m + R * 2^32 + 2^31) >> 32); rounding negative
  * values down at the midpoint is the -1 of sum < 0 (x < 0 exactly when
  * sum < 0, except x = 0, where both give 0); then one arithmetic shift by rs
- * and a saturation to int8. Equal to CMSIS-NN's for every sum while
+ * and a saturation to int8. Without the DSP extension the SMMLAR is an SMULL
+ * and a 64-bit add of R * 2^32 + 2^31 (ADDS, ADC). Equal to CMSIS-NN's for every sum while
  * |sum| < 2^29 (then 2 * sum and every intermediate fit 32 bits), rs in 1..23
  * (R fits) and m >= 0; channel_is_exact() checks that for a channel, from a
  * bound on its sums, before a kernel takes a call.
@@ -32,9 +34,16 @@ namespace et_zephyr::native {
 
 /* The largest |sum| the requantization below is exact for. */
 constexpr int32_t kExactSumBound = (1 << 29) - 1;
-/* The largest |x + input_offset| * |weight| of int8 operands: a depth of d values
- * keeps a channel's sums within d * kLargestProduct of its bias. */
+/* The largest |x + input_offset| * |weight| of int8 operands, the input offset
+ * an int8 tensor's -zero_point (has_int8_zero_point): a depth of d values keeps
+ * a channel's sums within d * kLargestProduct of its bias. */
 constexpr int32_t kLargestProduct = 255 * 128;
+
+/* An input offset of an int8 tensor, -zero_point in -127..128: then
+ * |x + input_offset| <= 255, the bound kLargestProduct takes. */
+constexpr bool has_int8_zero_point(int64_t input_offset) {
+    return input_offset >= -127 && input_offset <= 128;
+}
 
 /* Whether channel_requantization() is exact for every sum of a channel whose
  * sums are at most sum_bound from its bias. */
@@ -42,6 +51,22 @@ inline bool channel_is_exact(int32_t multiplier, int32_t shift, int32_t bias, in
     const int64_t largest = static_cast<int64_t>(bias < 0 ? -static_cast<int64_t>(bias) : bias) +
                             static_cast<int64_t>(sum_bound);
     return multiplier >= 0 && shift <= -1 && shift >= -23 && largest <= kExactSumBound;
+}
+
+/* At least the largest |bias| of channels: the OR of every bias's magnitude
+ * (less one where negative), which takes a fraction of the instructions of an
+ * exact maximum and at most doubles it (0 without a bias). Not inlined: in a
+ * kernel's checks its loop reloads spilled registers. */
+__attribute__((noinline)) inline int32_t largest_bias_bound(const int32_t *bias, int32_t channels) {
+    uint32_t bits = 0;
+    if (bias != nullptr) {
+#pragma GCC unroll 4
+        for (const int32_t *b = bias; b < bias + channels; b++) {
+            bits |= static_cast<uint32_t>(*b ^ (*b >> 31));
+        }
+    }
+    /* The magnitude's bits, one more for the negative values' "less one". */
+    return bits >= static_cast<uint32_t>(INT32_MAX) ? INT32_MAX : static_cast<int32_t>(bits + 1);
 }
 
 /* One channel's requantization as the five instructions take it. */
@@ -63,10 +88,16 @@ inline ChannelRequantization channel_requantization(int32_t multiplier, int32_t 
  * when narrower, is the caller's). */
 __attribute__((always_inline)) inline int32_t requantize(int32_t sum,
                                                          const ChannelRequantization &q) {
+#if defined(__ARM_FEATURE_DSP)
     int32_t scaled;
     __asm__("smmlar %0, %1, %2, %3"
             : "=r"(scaled)
             : "r"(sum * 2), "r"(q.multiplier), "r"(q.rounding));
+#else
+    const int64_t product = static_cast<int64_t>(sum * 2) * q.multiplier +
+                            (static_cast<int64_t>(q.rounding) << 32) + (int64_t{1} << 31);
+    const int32_t scaled = static_cast<int32_t>(product >> 32);
+#endif
     return __ssat((scaled + (sum >> 31)) >> q.right_shift, 8);
 }
 

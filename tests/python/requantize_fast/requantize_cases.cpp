@@ -3,12 +3,12 @@
  */
 
 /*
- * Runs lib/src/kernels/requantize_dsp.h on a Cortex-M4 (QEMU's mps2-an386,
- * semihosting) over every right shift it takes, edge and ordinary
+ * Runs lib/src/kernels/requantize_fast.h on a Cortex-M4 or M3 (QEMU's
+ * mps2-an386, mps2-an385, semihosting) over every right shift it takes, edge and ordinary
  * multipliers and output offsets, and sums drawn by a xorshift generator
  * (random magnitudes, and values next to the rounding midpoints of both
  * roundings), and writes the int8 results to requantized.bin. The test
- * (test_requantize_dsp.py) draws the same sums and compares every byte with
+ * (test_requantize_fast.py) draws the same sums and compares every byte with
  * the host reference's CMSIS-NN requantization.
  */
 
@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 #include "../semihosting_exit.h"
-#include "kernels/requantize_dsp.h"
+#include "kernels/requantize_fast.h"
 
 using et_zephyr::native::channel_requantization;
 using et_zephyr::native::kExactSumBound;

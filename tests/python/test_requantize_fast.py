@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The DSP kernels' 5-instruction requantization equals the host reference's, on a Cortex-M4.
+"""The own kernels' short requantization equals the host reference's, on a Cortex-M4 and M3.
 
-lib/src/kernels/requantize_dsp.h rewrites CMSIS-NN's double-rounding requantization
-(arm_nn_requantize, then the output offset and the int8 saturation) as one SMMLAR, an
-add, a shift and an SSAT, and claims the same result for every sum within its bound.
-requantize_dsp/requantize_cases.cpp runs it on QEMU's mps2-an386 (Cortex-M4, built with
-arm-none-eabi-g++) over every right shift 1..23, edge multipliers and offsets, random
+lib/src/kernels/requantize_fast.h rewrites CMSIS-NN's double-rounding requantization
+(arm_nn_requantize, then the output offset and the int8 saturation) as one SMMLAR (with
+the DSP extension; an SMULL, ADDS and ADC without), an add, a shift and an SSAT, and
+claims the same result for every sum within its bound. requantize_fast/requantize_cases.cpp
+runs it on QEMU's mps2-an386 (Cortex-M4) and mps2-an385 (Cortex-M3), built with
+arm-none-eabi-g++, over every right shift 1..23, edge multipliers and offsets, random
 sums and sums next to both roundings' midpoints; here the same sums are drawn again and
 every result is compared with et-export's host reference (reference/fixed_point.py).
 """
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 from conftest import REPO, build_semihosted, need_tools, run_semihosted
 from et_zephyr.reference import fixed_point
 
-SOURCE = Path(__file__).parent / "requantize_dsp" / "requantize_cases.cpp"
+SOURCE = Path(__file__).parent / "requantize_fast" / "requantize_cases.cpp"
 SUMS = 512
 MULTIPLIERS = (0, 1 << 30, (1 << 30) + 1, 1518500250, 1932735283, (1 << 31) - 1)
 OFFSETS = (-128, -1, 0, 127)
@@ -74,19 +76,25 @@ def expected_bytes() -> bytes:
     return bytes(out)
 
 
-def run_on_cortex_m4(out_dir: Path) -> bytes:
+def run_on(cpu: str, machine: str, out_dir: Path) -> bytes:
     need_tools(*TOOLS)
     elf = out_dir / "requantize_cases.elf"
-    # mps2-an386: 4 MB of code memory at 0, 4 MB of SRAM at 0x20000000.
+    # mps2-an385/an386: 4 MB of code memory at 0, 4 MB of SRAM at 0x20000000.
     build_semihosted(
-        elf, [SOURCE], ["-mcpu=cortex-m4", f"-DSUMS={SUMS}"], REPO / "lib/src", ram_size=0x400000
+        elf, [SOURCE], [f"-mcpu={cpu}", f"-DSUMS={SUMS}"], REPO / "lib/src", ram_size=0x400000
     )
-    run_semihosted(elf, "mps2-an386", "cortex-m4", out_dir)
+    run_semihosted(elf, machine, cpu, out_dir)
     return (out_dir / "requantized.bin").read_bytes()
 
 
-def test_requantization_is_the_host_references_for_every_case(tmp_path: Path) -> None:
-    device = run_on_cortex_m4(tmp_path)
+# The DSP extension's SMMLAR (M4) and the scalar cores' SMULL (M3).
+@pytest.mark.parametrize(
+    ("cpu", "machine"), [("cortex-m4", "mps2-an386"), ("cortex-m3", "mps2-an385")]
+)
+def test_requantization_is_the_host_references_for_every_case(
+    cpu: str, machine: str, tmp_path: Path
+) -> None:
+    device = run_on(cpu, machine, tmp_path)
     expected = expected_bytes()
     assert len(device) == len(expected) == 23 * len(MULTIPLIERS) * len(OFFSETS) * SUMS
     differing = [i for i, (d, e) in enumerate(zip(device, expected)) if d != e]
