@@ -16,8 +16,6 @@
 
 #include "rows_times_weights_scalar.h"
 
-#include <string.h>
-
 #include "linear_sums_scalar.h"
 #include "requantize_fast.h"
 
@@ -35,6 +33,23 @@ void extend(const int8_t *x, int32_t count, int32_t offset, int16_t *values) {
 #pragma GCC unroll 4
     for (int32_t i = 0; i < count; i++) {
         values[i] = static_cast<int16_t>(x[i] + offset);
+    }
+}
+
+/* sums[i] = bias[i] (0 without a bias) for i < n. Loops that GCC must not
+ * turn into memcpy or memset calls: picolibc's copy byte by byte, 4 times the
+ * instructions for these at most 128 bytes. */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) void
+start_sums(const int32_t *bias, int32_t n, int32_t *sums) {
+    if (bias == nullptr) {
+        for (int32_t i = 0; i < n; i++) {
+            sums[i] = 0;
+        }
+        return;
+    }
+#pragma GCC unroll 4
+    for (int32_t i = 0; i < n; i++) {
+        sums[i] = bias[i];
     }
 }
 
@@ -87,11 +102,7 @@ template <bool kClamp> void compute(const RowsTimesWeights &k) {
             const int32_t n = k.channels - c0 < kChannelChunk ? k.channels - c0 : kChannelChunk;
             const int32_t full = n - n % kRows;
             const int8_t *weights = k.weights + c0 * depth;
-            if (k.bias != nullptr) {
-                memcpy(sums, k.bias + c0, n * sizeof(sums[0]));
-            } else {
-                memset(sums, 0, n * sizeof(sums[0]));
-            }
+            start_sums(k.bias != nullptr ? k.bias + c0 : nullptr, n, sums);
             for (int32_t d0 = 0; d0 < depth; d0 += kChunk) {
                 const int32_t count = depth - d0 < kChunk ? depth - d0 : kChunk;
                 /* A row within one chunk is extended once for all its channels. */
