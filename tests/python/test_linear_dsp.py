@@ -69,7 +69,7 @@ def test_the_loop_sums_are_the_exact_integer_sums(tmp_path: Path) -> None:
     elf = tmp_path / "linear_cases.elf"
     build_semihosted(elf, list(SOURCES), ["-mcpu=cortex-m4"], REPO / "lib/src", ram_size=0x400000)
     run_semihosted(elf, "mps2-an386", "cortex-m4", tmp_path)
-    device = np.frombuffer((tmp_path / "sums.bin").read_bytes(), "<i4")
+    device = np.frombuffer((tmp_path / "results.bin").read_bytes(), "<i4")
     assert len(device) == sum(len(w) for _, _, w, _ in all_cases)
     start = 0
     for index, (offset, x, w, bias) in enumerate(all_cases):

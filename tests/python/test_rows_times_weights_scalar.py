@@ -123,7 +123,7 @@ def test_the_products_are_the_host_references(tmp_path: Path) -> None:
     elf = tmp_path / "rows_cases.elf"
     build_semihosted(elf, list(SOURCES), ["-mcpu=cortex-m3"], REPO / "lib/src", ram_size=0x400000)
     run_semihosted(elf, "mps2-an385", "cortex-m3", tmp_path)
-    device = (tmp_path / "outputs.bin").read_bytes()
+    device = (tmp_path / "results.bin").read_bytes()
     at = 0
     for index, case in enumerate(all_cases):
         taken, at = device[at] == 1, at + 1

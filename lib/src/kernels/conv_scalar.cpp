@@ -24,7 +24,7 @@
 
 using et_zephyr::native::all_equal;
 using et_zephyr::native::has_int8_types;
-using et_zephyr::native::has_int8_zero_point;
+using et_zephyr::native::has_int8_zero_points;
 using et_zephyr::native::has_nhwc_bytes;
 using et_zephyr::native::rows_times_weights_exact;
 using et_zephyr::native::rows_times_weights_scalar;
@@ -80,8 +80,8 @@ Tensor &quantized_conv2d_out(KernelRuntimeContext &context, const Tensor &input,
                              const Tensor &requantize_shifts, int64_t activation_min,
                              int64_t activation_max, const Tensor &scratch, Tensor &out) {
     RowsTimesWeights k{};
-    if (has_int8_zero_point(input_offset) && output_offset >= INT8_MIN &&
-        output_offset <= INT8_MAX &&
+    /* Offsets checked before they are cast to 32 bits. */
+    if (has_int8_zero_points(input_offset, output_offset) &&
         pointwise(input, weight, bias, stride, padding, dilation, requantize_multipliers,
                   requantize_shifts, out, &k)) {
         k.input_offset = static_cast<int32_t>(input_offset);

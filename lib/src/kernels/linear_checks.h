@@ -64,6 +64,14 @@ inline bool has_channel_terms(const std::optional<torch::executor::Tensor> &term
            (terms->scalar_type() == torch::executor::ScalarType::Int && terms->numel() == channels);
 }
 
+/* CMSIS-NN's fully connected layer takes one multiplier and shift: the first of
+ * each, present, an int32 multiplier and a shift in -31..31. */
+inline bool has_tensor_requantization(torch::executor::ArrayRef<int64_t> multipliers,
+                                      torch::executor::ArrayRef<int64_t> shifts) {
+    return multipliers.size() >= 1 && shifts.size() >= 1 && multipliers[0] >= INT32_MIN &&
+           multipliers[0] <= INT32_MAX && shifts[0] >= -31 && shifts[0] <= 31;
+}
+
 } // namespace et_zephyr::native
 
 #endif /* ET_ZEPHYR_KERNELS_LINEAR_CHECKS_H_ */

@@ -42,6 +42,7 @@ using et_zephyr::native::ChannelRequantization;
 using et_zephyr::native::extend_input_pairs;
 using et_zephyr::native::has_channel_terms;
 using et_zephyr::native::has_int8_zero_point;
+using et_zephyr::native::has_tensor_requantization;
 using et_zephyr::native::kLargestProduct;
 using et_zephyr::native::largest_bias_bound;
 using et_zephyr::native::linear_shape;
@@ -89,13 +90,12 @@ bool handled(const Tensor &input, const Tensor &weights, const std::optional<Ten
         shape.depth < kStep || shape.depth % kStep != 0 || shape.channels < 1) {
         return false;
     }
-    const int32_t depth = shape.depth;
-    const int32_t channels = shape.channels;
-    /* CMSIS-NN's fully connected layer takes one multiplier and shift. */
-    if (multipliers.size() < 1 || shifts.size() < 1 || multipliers[0] < 0 ||
-        multipliers[0] > INT32_MAX || shifts[0] < -31 || shifts[0] > 31) {
+    if (!has_tensor_requantization(multipliers, shifts)) {
         return false;
     }
+    const int32_t depth = shape.depth;
+    const int32_t channels = shape.channels;
+    /* A negative multiplier: channel_is_exact() refuses it. */
     const int32_t multiplier = static_cast<int32_t>(multipliers[0]);
     const int32_t shift = static_cast<int32_t>(shifts[0]);
     k->bias = bias.has_value() ? bias->const_data_ptr<int32_t>() : nullptr;

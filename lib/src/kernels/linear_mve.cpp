@@ -26,6 +26,7 @@
 #include "upstream_kernels.h"
 
 using et_zephyr::native::has_channel_terms;
+using et_zephyr::native::has_tensor_requantization;
 using et_zephyr::native::kPointwiseDepthStep;
 using et_zephyr::native::linear_shape;
 using et_zephyr::native::LinearShape;
@@ -37,10 +38,6 @@ using torch::executor::Tensor;
 
 namespace {
 
-bool fits_int32(int64_t value) {
-    return value >= INT32_MIN && value <= INT32_MAX;
-}
-
 /* A linear this kernel computes, or false (the upstream kernel runs). */
 bool handled(const Tensor &input, const Tensor &weights, const std::optional<Tensor> &bias,
              const std::optional<Tensor> &kernel_sum, int64_t filter_offset,
@@ -51,8 +48,7 @@ bool handled(const Tensor &input, const Tensor &weights, const std::optional<Ten
         filter_offset != 0 || shape.rows < 2) {
         return false;
     }
-    return multipliers.size() >= 1 && shifts.size() >= 1 && fits_int32(multipliers[0]) &&
-           shifts[0] >= -31 && shifts[0] <= 31;
+    return has_tensor_requantization(multipliers, shifts);
 }
 
 } // namespace

@@ -22,7 +22,8 @@
 #include "upstream_kernels.h"
 
 using et_zephyr::native::has_channel_terms;
-using et_zephyr::native::has_int8_zero_point;
+using et_zephyr::native::has_int8_zero_points;
+using et_zephyr::native::has_tensor_requantization;
 using et_zephyr::native::linear_shape;
 using et_zephyr::native::LinearShape;
 using et_zephyr::native::rows_times_weights_exact;
@@ -47,13 +48,12 @@ Tensor &quantized_linear_out(KernelRuntimeContext &context, const Tensor &input,
             requantize_multipliers, requantize_shifts, activation_max, activation_min, out);
     };
     LinearShape shape;
-    /* CMSIS-NN's fully connected layer takes one multiplier and shift. */
+    /* Offsets checked before they are cast to 32 bits; a negative multiplier is
+     * rows_times_weights_exact()'s to refuse. */
     if (!linear_shape(input, weights, out, &shape) || !has_channel_terms(bias, weights.size(0)) ||
-        kernel_sum.has_value() || filter_offset != 0 || !has_int8_zero_point(input_offset) ||
-        output_offset < INT8_MIN || output_offset > INT8_MAX || requantize_multipliers.size() < 1 ||
-        requantize_shifts.size() < 1 || requantize_multipliers[0] < 0 ||
-        requantize_multipliers[0] > INT32_MAX || requantize_shifts[0] < -31 ||
-        requantize_shifts[0] > 31) {
+        kernel_sum.has_value() || filter_offset != 0 ||
+        !has_int8_zero_points(input_offset, output_offset) ||
+        !has_tensor_requantization(requantize_multipliers, requantize_shifts)) {
         return upstream();
     }
     const int32_t multiplier = static_cast<int32_t>(requantize_multipliers[0]);

@@ -24,8 +24,8 @@
  * bound on its sums, before a kernel takes a call.
  */
 
-#ifndef ET_ZEPHYR_KERNELS_REQUANTIZE_DSP_H_
-#define ET_ZEPHYR_KERNELS_REQUANTIZE_DSP_H_
+#ifndef ET_ZEPHYR_KERNELS_REQUANTIZE_FAST_H_
+#define ET_ZEPHYR_KERNELS_REQUANTIZE_FAST_H_
 
 #include <arm_acle.h>
 #include <stdint.h>
@@ -43,6 +43,14 @@ constexpr int32_t kLargestProduct = 255 * 128;
  * |x + input_offset| <= 255, the bound kLargestProduct takes. */
 constexpr bool has_int8_zero_point(int64_t input_offset) {
     return input_offset >= -127 && input_offset <= 128;
+}
+
+/* Both offsets of int8 tensors: the input's as has_int8_zero_point(), the
+ * output's its zero point in -128..127 (then channel_requantization()'s rounding
+ * term fits 32 bits for every right shift channel_is_exact() takes). */
+constexpr bool has_int8_zero_points(int64_t input_offset, int64_t output_offset) {
+    return has_int8_zero_point(input_offset) && output_offset >= INT8_MIN &&
+           output_offset <= INT8_MAX;
 }
 
 /* Whether channel_requantization() is exact for every sum of a channel whose
@@ -69,7 +77,7 @@ __attribute__((noinline)) inline int32_t largest_bias_bound(const int32_t *bias,
     return bits >= static_cast<uint32_t>(INT32_MAX) ? INT32_MAX : static_cast<int32_t>(bits + 1);
 }
 
-/* One channel's requantization as the five instructions take it. */
+/* One channel's requantization as requantize() takes it. */
 struct ChannelRequantization {
     int32_t multiplier;
     int32_t rounding; /* 2^(rs - 1) + output_offset * 2^rs */
@@ -125,4 +133,4 @@ requantize_output(int32_t sum, const ChannelRequantization &q, int32_t activatio
 
 } // namespace et_zephyr::native
 
-#endif /* ET_ZEPHYR_KERNELS_REQUANTIZE_DSP_H_ */
+#endif /* ET_ZEPHYR_KERNELS_REQUANTIZE_FAST_H_ */

@@ -130,8 +130,8 @@ template <bool kClamp> void compute(const RowsTimesWeights &k) {
 } // namespace
 
 bool rows_times_weights_exact(const RowsTimesWeights &k) {
-    if (!has_int8_zero_point(k.input_offset) || k.output_offset < INT8_MIN ||
-        k.output_offset > INT8_MAX || k.depth > kExactSumBound / kLargestProduct) {
+    if (!has_int8_zero_points(k.input_offset, k.output_offset) ||
+        k.depth > kExactSumBound / kLargestProduct) {
         return false;
     }
     const int32_t bias = largest_bias_bound(k.bias, k.channels);

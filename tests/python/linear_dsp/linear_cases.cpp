@@ -6,7 +6,7 @@
  * Runs lib/src/kernels/linear_sums_dsp.S on a Cortex-M4 (QEMU's mps2-an386,
  * semihosting), its input extended by input_pairs_dsp.h as linear_dsp.cpp
  * does, over the cases test_linear_dsp.py writes to cases.bin, and writes
- * each case's sums to sums.bin. A case is, as little-endian int32: steps,
+ * each case's sums to results.bin. A case is, as little-endian int32: steps,
  * channels (a multiple of 4), input offset, whether it has a bias; then
  * steps x 4 input bytes, channels x steps x 4 weight bytes and, with a bias,
  * the channels' bias.
@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../case_files.h"
 #include "../semihosting_exit.h"
 #include "kernels/input_pairs_dsp.h"
 #include "kernels/linear_sums_dsp.h"
@@ -27,21 +28,12 @@ namespace {
 constexpr int32_t kMaxDepth = 4096;
 constexpr int32_t kMaxChannels = 64;
 
-bool read_word(FILE *in, int32_t *word) {
-    return fread(word, sizeof(*word), 1, in) == 1;
-}
-
-bool read_bytes(FILE *in, void *bytes, int32_t count) {
-    return fread(bytes, 1, count, in) == static_cast<size_t>(count);
-}
-
 } // namespace
 
 int main() {
-    FILE *in = fopen("cases.bin", "rb");
-    FILE *out = fopen("sums.bin", "wb");
-    if (in == nullptr || out == nullptr) {
-        puts("cannot open cases.bin or sums.bin");
+    FILE *in;
+    FILE *out;
+    if (!open_case_files(&in, &out)) {
         semihosting_exit();
     }
     static int8_t x[kMaxDepth];
@@ -50,14 +42,15 @@ int main() {
     static int32_t bias[kMaxChannels];
     static int32_t sums[kMaxChannels];
     int32_t steps;
-    while (read_word(in, &steps)) {
+    while (read_values(in, &steps, 1)) {
         int32_t channels;
         int32_t offset;
         int32_t has_bias;
-        if (!read_word(in, &channels) || !read_word(in, &offset) || !read_word(in, &has_bias) ||
-            steps * 4 > kMaxDepth || channels > kMaxChannels || channels % 4 != 0 ||
-            !read_bytes(in, x, steps * 4) || !read_bytes(in, weights, channels * steps * 4) ||
-            (has_bias != 0 && !read_bytes(in, bias, channels * 4))) {
+        if (!read_values(in, &channels, 1) || !read_values(in, &offset, 1) ||
+            !read_values(in, &has_bias, 1) || steps * 4 > kMaxDepth || channels > kMaxChannels ||
+            channels % 4 != 0 || !read_values(in, x, steps * 4) ||
+            !read_values(in, weights, channels * steps * 4) ||
+            (has_bias != 0 && !read_values(in, bias, channels))) {
             puts("malformed cases.bin");
             semihosting_exit();
         }

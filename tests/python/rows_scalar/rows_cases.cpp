@@ -7,7 +7,7 @@
  * rows_times_weights_scalar.cpp and its assembly loop linear_sums_scalar.S)
  * on a Cortex-M3 (QEMU's mps2-an385, semihosting) over the cases
  * test_rows_times_weights_scalar.py writes to cases.bin, and writes to
- * outputs.bin, per case, whether the kernel takes it (rows_times_weights_exact,
+ * results.bin, per case, whether the kernel takes it (rows_times_weights_exact,
  * one byte) and its rows x channels int8 outputs. A case is, as little-endian
  * int32: rows, depth, channels, input offset, output offset, activation min
  * and max, whether multipliers are per channel, whether it has a bias; then
@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../case_files.h"
 #include "../semihosting_exit.h"
 #include "kernels/rows_times_weights_scalar.h"
 
@@ -31,21 +32,12 @@ constexpr int32_t kMaxInput = 8192;
 constexpr int32_t kMaxWeights = 65536;
 constexpr int32_t kMaxChannels = 1024;
 
-bool read_words(FILE *in, int32_t *words, int32_t count) {
-    return fread(words, sizeof(*words), count, in) == static_cast<size_t>(count);
-}
-
-bool read_bytes(FILE *in, int8_t *bytes, int32_t count) {
-    return fread(bytes, 1, count, in) == static_cast<size_t>(count);
-}
-
 } // namespace
 
 int main() {
-    FILE *in = fopen("cases.bin", "rb");
-    FILE *out = fopen("outputs.bin", "wb");
-    if (in == nullptr || out == nullptr) {
-        puts("cannot open cases.bin or outputs.bin");
+    FILE *in;
+    FILE *out;
+    if (!open_case_files(&in, &out)) {
         semihosting_exit();
     }
     static int8_t input[kMaxInput];
@@ -55,7 +47,7 @@ int main() {
     static int32_t multipliers[kMaxChannels];
     static int32_t shifts[kMaxChannels];
     int32_t header[9];
-    while (read_words(in, header, 9)) {
+    while (read_values(in, header, 9)) {
         RowsTimesWeights k{};
         k.rows = header[0];
         k.depth = header[1];
@@ -68,10 +60,10 @@ int main() {
         const int32_t terms = k.per_channel ? k.channels : 1;
         if (k.rows * k.depth > kMaxInput || k.channels * k.depth > kMaxWeights ||
             k.channels > kMaxChannels || k.rows * k.channels > kMaxInput ||
-            !read_bytes(in, input, k.rows * k.depth) ||
-            !read_bytes(in, weights, k.channels * k.depth) ||
-            (header[8] != 0 && !read_words(in, bias, k.channels)) ||
-            !read_words(in, multipliers, terms) || !read_words(in, shifts, terms)) {
+            !read_values(in, input, k.rows * k.depth) ||
+            !read_values(in, weights, k.channels * k.depth) ||
+            (header[8] != 0 && !read_values(in, bias, k.channels)) ||
+            !read_values(in, multipliers, terms) || !read_values(in, shifts, terms)) {
             puts("malformed cases.bin");
             semihosting_exit();
         }
