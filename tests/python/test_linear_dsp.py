@@ -6,8 +6,10 @@ row, its offset added and extended once into int16 pairs (input_pairs_dsp.h), wi
 groups of 4 weight rows. linear_dsp/linear_cases.cpp runs both on QEMU's mps2-an386
 (Cortex-M4) over the cases written here: depths of one step to 1,024 values (every
 remainder of the loop's 8 steps an iteration), 1 to 16 groups of rows, input offsets at
-both ends of their range, saturating and random bytes, with and without a bias; every
-sum is compared with the same integer arithmetic in Python. The requantization that
+both ends of their range, saturating and random bytes, with and without a bias (or the
+bias started in the sums), rows longer than the values summed (the recurrent kernels'
+gate products over the first multiple of 4 of their columns); every sum is compared with
+the same integer arithmetic in Python. The requantization that
 follows is test_requantize_fast.py's; the kernel as a whole is compared with the host
 reference on the DSP boards by tests/kernels.
 """
@@ -31,12 +33,16 @@ def expected_sums(
     x: np.ndarray, weights: np.ndarray, offset: int, bias: np.ndarray | None
 ) -> np.ndarray:
     """linear_sums_dsp.S's arithmetic: bias + sum over the depth of (x + offset) * w."""
-    sums = weights.astype(np.int64) @ (x.astype(np.int64) + offset)
+    sums = weights[:, : x.size].astype(np.int64) @ (x.astype(np.int64) + offset)
     return sums if bias is None else sums + bias
 
 
+NO_BIAS, OWN_BIAS, BIAS_IN_SUMS = 0, 1, 2
+
+
 def cases() -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
-    """(input offset, input, weight rows, bias or None) each."""
+    """(input offset, input, weight rows, bias or None) each; rows may be longer than the
+    input, their values past it not summed."""
     rng = np.random.default_rng(7)
     out = []
     for steps in (1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 160, 256):
@@ -54,6 +60,13 @@ def cases() -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
                         w[1::2] = 127
                     bias = rng.integers(-(1 << 20), 1 << 20, channels, dtype=np.int32)
                     out.append((offset, x, w, bias if len(out) % 3 else None))
+    for depth, extra in ((4, 1), (8, 2), (28, 3), (32, 7), (36, 4), (124, 2)):
+        # Rows of depth + extra values, as a gate's columns not a multiple of 4.
+        for channels in (4, 8, 32):
+            x = rng.integers(-128, 128, depth, dtype=np.int8)
+            w = rng.integers(-128, 128, (channels, depth + extra), dtype=np.int8)
+            bias = rng.integers(-(1 << 20), 1 << 20, channels, dtype=np.int32)
+            out.append((0, x, w, bias))
     return out
 
 
@@ -61,8 +74,9 @@ def test_the_loop_sums_are_the_exact_integer_sums(tmp_path: Path) -> None:
     need_tools(*TOOLS)
     all_cases = cases()
     with open(tmp_path / "cases.bin", "wb") as f:
-        for offset, x, w, bias in all_cases:
-            f.write(struct.pack("<4i", x.size // 4, len(w), offset, bias is not None))
+        for index, (offset, x, w, bias) in enumerate(all_cases):
+            kind = NO_BIAS if bias is None else (BIAS_IN_SUMS if index % 2 else OWN_BIAS)
+            f.write(struct.pack("<5i", x.size // 4, len(w), offset, kind, w.shape[1]))
             f.write(x.tobytes() + w.tobytes())
             if bias is not None:
                 f.write(bias.astype("<i4").tobytes())
@@ -76,6 +90,6 @@ def test_the_loop_sums_are_the_exact_integer_sums(tmp_path: Path) -> None:
         sums, start = device[start : start + len(w)], start + len(w)
         expected = expected_sums(x, w, offset, bias)
         assert np.array_equal(sums, expected), (
-            f"case {index} (depth {x.size}, {len(w)} rows, offset {offset}, "
+            f"case {index} (depth {x.size}, {w.shape} rows, offset {offset}, "
             f"bias {bias is not None}): {sums.tolist()} != {expected.tolist()}"
         )

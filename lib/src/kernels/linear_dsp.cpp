@@ -141,7 +141,7 @@ template <bool kClamp> void compute(const Linear &k, int32_t output_offset) {
         for (int32_t c = 0; c < full; c += kChannelChunk) {
             const int32_t n = full - c < kChannelChunk ? full - c : kChannelChunk;
             et_zephyr_linear_sums_dsp(k.pairs, k.weights + c * k.depth, steps, n / kRows,
-                                      k.bias != nullptr ? k.bias + c : nullptr, sums);
+                                      k.bias != nullptr ? k.bias + c : nullptr, sums, k.depth);
             for (int32_t i = 0; i < n; i += kRows) {
                 o[c + i] = requantize_output<kClamp>(sums[i], q, activation_min, activation_max);
                 o[c + i + 1] =

@@ -5,11 +5,14 @@
 /*
  * void et_zephyr_linear_sums_dsp(const int32_t *pairs, const int8_t *weights,
  *                                int32_t steps, int32_t groups,
- *                                const int32_t *bias, int32_t *sums);
+ *                                const int32_t *bias, int32_t *sums,
+ *                                int32_t stride);
  *
  * Writes to sums[0 .. 4 * groups - 1] the bias (none: bias is null) plus the
  * dot products of one input row with 4 * groups weight rows of steps x 4
- * int8 values each, one after the other. The input is as input_pairs_dsp.h
+ * int8 values each, stride bytes apart (a linear's rows: steps x 4; the
+ * first values of longer rows: their length). bias may be sums: each group
+ * reads its 4 before it writes them. The input is as input_pairs_dsp.h
  * extends it: per step the words {x0, x2} and {x1, x3}.
  *
  * Four rows a pass over the input: each row's weight word is split by two
@@ -43,10 +46,13 @@
 #define END 4
 #define ENTRY 8
 #define GROUPS 12
-#define LOCALS 16
-/* r4-r11 and lr saved above the locals: the fifth and sixth arguments above them. */
+/* From row 2's end of the steps to the next group's row 0: 2 x stride - 4 x steps. */
+#define ADVANCE 16
+#define LOCALS 20
+/* r4-r11 and lr saved above the locals: the fifth to seventh arguments above them. */
 #define BIAS_ARG (LOCALS + 9 * 4)
 #define SUMS_ARG (LOCALS + 10 * 4)
+#define STRIDE_ARG (LOCALS + 11 * 4)
 /* One step's bytes: 22 instructions, every one 32 bits wide. */
 #define STEP_BYTES 88
 
@@ -92,8 +98,11 @@ et_zephyr_linear_sums_dsp:
 	add r12, r12, lr
 	orr r12, r12, #1
 	str r12, [sp, #ENTRY]
-	/* r3: the row stride, 4 bytes a step. */
-	lsl r3, r2, #2
+	/* r3: the row stride. */
+	ldr r3, [sp, #STRIDE_ARG]
+	lsl r12, r3, #1
+	sub r12, r12, r2, lsl #2
+	str r12, [sp, #ADVANCE]
 .Lgroup:
 	ldr r12, [sp, #BIAS_ARG]
 	cmp r12, #0
@@ -121,8 +130,9 @@ et_zephyr_linear_sums_dsp:
 	ldr lr, [sp, #SUMS_ARG]
 	stm lr!, {r6-r9}
 	str lr, [sp, #SUMS_ARG]
-	/* The next group's row 0: row 3's, one stride on (r4 is at row 3). */
-	add r1, r4, r3
+	/* The next group's row 0, from r4 at row 2's end of the steps. */
+	ldr lr, [sp, #ADVANCE]
+	add r1, r4, lr
 	ldr lr, [sp, #GROUPS]
 	subs lr, lr, #1
 	str lr, [sp, #GROUPS]

@@ -5,12 +5,14 @@
 /*
  * void et_zephyr_linear_sums_scalar(const int16_t *x, const int8_t *weights,
  *                                   int32_t count, int32_t stride,
- *                                   int32_t groups, int32_t *sums);
+ *                                   int32_t groups, int32_t *sums,
+ *                                   const int32_t *start);
  *
- * Adds to sums[4g + r] (g < groups, r < 4) the dot product of count int16
- * values x (an input row, its offset already added) with the int8 values at
- * weights + (4g + r) * stride: 4 * groups weight rows stride bytes apart.
- * count is a positive multiple of 4.
+ * Writes to sums[4g + r] (g < groups, r < 4) start[4g + r] plus the dot
+ * product of count int16 values x (an input row, its offset already added)
+ * with the int8 values at weights + (4g + r) * stride: 4 * groups weight rows
+ * stride bytes apart. start may be sums (the products added to them) or a
+ * bias. count is a positive multiple of 4.
  *
  * For cores without the DSP extension (Cortex-M3, M33 without DSP), where
  * CMSIS-NN's portable C takes 2 weight rows a pass over the input and a load
@@ -38,10 +40,12 @@
 #define START 0
 #define ADVANCE 4
 #define GROUPS 8
-#define LOCALS 12
-/* r4-r11 and lr saved above the locals: the fifth and sixth arguments above them. */
+#define STARTS 12
+#define LOCALS 16
+/* r4-r11 and lr saved above the locals: the fifth to seventh arguments above them. */
 #define GROUPS_ARG (LOCALS + 9 * 4)
 #define SUMS_ARG (LOCALS + 10 * 4)
+#define STARTS_ARG (LOCALS + 11 * 4)
 
 /* One input value (r10) times rows 0-3 (r1, r1 + r2, r1 + r4, r1 + r5) into
  * r6-r9; the input and row 0 advance. */
@@ -67,6 +71,8 @@ et_zephyr_linear_sums_scalar:
 	ldr lr, [sp, #SUMS_ARG]
 	str r0, [sp, #START]
 	str r4, [sp, #GROUPS]
+	ldr r4, [sp, #STARTS_ARG]
+	str r4, [sp, #STARTS]
 	/* After a group row 0 has advanced count bytes; the next group's is
 	 * 4 * stride past the group's. */
 	rsb r6, r2, r3, lsl #2
@@ -78,7 +84,9 @@ et_zephyr_linear_sums_scalar:
 	add r4, r2, r2
 	add r5, r4, r2
 1:
-	ldm lr, {r6-r9}
+	ldr r10, [sp, #STARTS]
+	ldm r10!, {r6-r9}
+	str r10, [sp, #STARTS]
 2:
 	step
 	step

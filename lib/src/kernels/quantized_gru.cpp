@@ -12,10 +12,10 @@
  *   n = tanh(W_n x + b_in + r * (R_n h + b_hn))
  *   h = (1 - z) * n + z * h
  *
- * with CMSIS-NN's pieces: each side of a gate arm_nn_vec_mat_mul_result_acc_s8_s16 into
- * an int16 in Q3.12 (saturating), arm_nn_activation_s16's sigmoid and tanh to Q0.15,
- * r * (R_n h + b_hn) added by arm_elementwise_mul_acc_s16. The new h is requantized
- * from Q0.15 products in one loop of this file's. Sequences run one at a time; h lives
+ * with CMSIS-NN's pieces: each side of a gate arm_nn_vec_mat_mul_result_acc_s8_s16's
+ * arithmetic (gate_products.h) into an int16 in Q3.12 (saturating), arm_nn_activation_s16's sigmoid
+ * and tanh to Q0.15, r * (R_n h + b_hn) added by arm_elementwise_mul_acc_s16. The new h is
+ * requantized from Q0.15 products in one loop of this file's. Sequences run one at a time; h lives
  * in the output (the first step reads it as the output's zero point, real zero: the
  * recurrent products are then exactly zero and b_hn remains), the scratch holds four
  * int16 vectors of the hidden size. With last_step the output is the last h only
@@ -35,6 +35,7 @@
 
 #include "arm_nnfunctions.h"
 #include "arm_nnsupportfunctions.h"
+#include "gate_products.h"
 #include "recurrent_checks.h"
 
 using executorch::runtime::Error;
@@ -54,13 +55,9 @@ constexpr int32_t kOne = 1 << 15;          /* 1.0 in Q0.15 */
 enum Gate { kReset = 0, kUpdate = 1, kCandidate = 2 };
 
 struct Layer {
-    const int8_t *input_weights;  /* [3, H, I] */
-    const int8_t *hidden_weights; /* [3, H, H] */
-    const int32_t *input_biases;  /* [3, H] */
-    const int32_t *hidden_biases; /* [3, H] */
-    const int64_t *gate_scales;   /* [3, 4] */
-    const int64_t *state_scales;  /* [6] */
-    int32_t features;
+    et_zephyr::native::recurrent::GateSide input_sides[kGates];  /* W x + b_i, per gate */
+    et_zephyr::native::recurrent::GateSide hidden_sides[kGates]; /* R h + b_h, per gate */
+    const int64_t *state_scales;                                 /* [6] */
     int32_t hidden;
     int32_t zero_point;
     int16_t *reset;
@@ -69,23 +66,10 @@ struct Layer {
     int16_t *hidden_side;
 };
 
-/* One side of gate g into dst (dst += requantized product, saturating, as CMSIS-NN). */
-void add_side(const Layer &layer, Gate g, bool hidden_side, const int8_t *values, int16_t *dst) {
-    const int32_t columns = hidden_side ? layer.hidden : layer.features;
-    const int8_t *weights = hidden_side ? layer.hidden_weights : layer.input_weights;
-    const int32_t *biases = hidden_side ? layer.hidden_biases : layer.input_biases;
-    const int64_t *scale = layer.gate_scales + 4 * g + (hidden_side ? 2 : 0);
-    arm_nn_vec_mat_mul_result_acc_s8_s16(
-        values, weights + g * layer.hidden * columns, biases + g * layer.hidden, dst,
-        static_cast<int32_t>(scale[0]), static_cast<int32_t>(scale[1]), columns, layer.hidden, 1,
-        1);
-}
-
 /* sigmoid(input side + hidden side) of gate g into dst. */
 void sigmoid_gate(const Layer &layer, Gate g, const int8_t *x, const int8_t *h, int16_t *dst) {
-    memset(dst, 0, layer.hidden * sizeof(int16_t));
-    add_side(layer, g, false, x, dst);
-    add_side(layer, g, true, h, dst);
+    et_zephyr::native::recurrent::gate_into(layer.input_sides[g], x, &layer.hidden_sides[g], h,
+                                            dst);
     arm_nn_activation_s16(dst, dst, layer.hidden, 0, ARM_SIGMOID);
 }
 
@@ -94,10 +78,9 @@ void step(const Layer &layer, const int8_t *x, const int8_t *h, int8_t *h_out) {
     const int32_t size = layer.hidden;
     sigmoid_gate(layer, kReset, x, h, layer.reset);
     sigmoid_gate(layer, kUpdate, x, h, layer.update);
-    memset(layer.input_side, 0, size * sizeof(int16_t));
-    memset(layer.hidden_side, 0, size * sizeof(int16_t));
-    add_side(layer, kCandidate, false, x, layer.input_side);
-    add_side(layer, kCandidate, true, h, layer.hidden_side);
+    using et_zephyr::native::recurrent::gate_into;
+    gate_into(layer.input_sides[kCandidate], x, nullptr, nullptr, layer.input_side);
+    gate_into(layer.hidden_sides[kCandidate], h, nullptr, nullptr, layer.hidden_side);
     const int64_t *state = layer.state_scales;
     arm_elementwise_mul_acc_s16(layer.reset, layer.hidden_side, 0, 0, layer.input_side, 0,
                                 static_cast<int32_t>(state[0]), static_cast<int32_t>(state[1]),
@@ -148,21 +131,28 @@ Tensor &quantized_gru_out(KernelRuntimeContext &context, const Tensor &input,
         return out;
     }
     int16_t *const buffers = reinterpret_cast<int16_t *>(vectors);
-    const Layer layer = {
-        input_weights.const_data_ptr<int8_t>(),
-        hidden_weights.const_data_ptr<int8_t>(),
-        input_biases.const_data_ptr<int32_t>(),
-        hidden_biases.const_data_ptr<int32_t>(),
-        gate_scales.data(),
-        state_scales.data(),
-        features,
-        hidden,
-        static_cast<int32_t>(output_zero_point),
-        buffers,
-        buffers + hidden,
-        buffers + 2 * hidden,
-        buffers + 3 * hidden,
-    };
+    Layer layer = {};
+    const auto *const w_input = input_weights.const_data_ptr<int8_t>();
+    const auto *const w_hidden = hidden_weights.const_data_ptr<int8_t>();
+    const auto *const b_input = input_biases.const_data_ptr<int32_t>();
+    const auto *const b_hidden = hidden_biases.const_data_ptr<int32_t>();
+    for (int32_t g = 0; g < kGates; ++g) {
+        using et_zephyr::native::recurrent::gate_side;
+        const int64_t *const scales = gate_scales.data() + 4 * g;
+        layer.input_sides[g] = gate_side(w_input + g * hidden * features, b_input + g * hidden,
+                                         static_cast<int32_t>(scales[0]),
+                                         static_cast<int32_t>(scales[1]), features, hidden);
+        layer.hidden_sides[g] = gate_side(w_hidden + g * hidden * hidden, b_hidden + g * hidden,
+                                          static_cast<int32_t>(scales[2]),
+                                          static_cast<int32_t>(scales[3]), hidden, hidden);
+    }
+    layer.state_scales = state_scales.data();
+    layer.hidden = hidden;
+    layer.zero_point = static_cast<int32_t>(output_zero_point);
+    layer.reset = buffers;
+    layer.update = buffers + hidden;
+    layer.input_side = buffers + 2 * hidden;
+    layer.hidden_side = buffers + 3 * hidden;
     const int8_t *const x = input.const_data_ptr<int8_t>();
     int8_t *const h = out.mutable_data_ptr<int8_t>();
     const int8_t *const carried =

@@ -3,19 +3,23 @@
  */
 
 /*
- * et_zephyr::quantized_lstm.out: a whole LSTM layer, every time step, on CMSIS-NN's
- * arm_lstm_unidirectional_s8 (int8 input, output and weights, int16 gates and cell
- * state), from a zero state. The program holds the layer's weights once, and the planned
- * arena the input, the output and the scratch's three int16 vectors of batch x hidden
- * values (two for the gates, one for the cell state). With last_step the output is the
- * last step's h only ([B, H], where a model reads y[:, -1]): the steps run one by one on
- * arm_nn_lstm_step_s8, each reading the h the one before wrote in the output (a step
- * reads all of h before it writes it), so no other step's h is kept. With a carried state
- * (et-export --stateful) the layer starts from hidden_in and cell_in and leaves its final
- * h and cell state in hidden_out and cell_out, which it runs in: CMSIS-NN's own initial
- * state (cmsis_nn_lstm_context.hidden_state). Gates are in PyTorch's order
- * (input, forget, cell, output); the parameters are et-export's
- * (scripts/et_zephyr/reference/lstm.py, whose arithmetic is this kernel's).
+ * et_zephyr::quantized_lstm.out: a whole LSTM layer, every time step, in CMSIS-NN's
+ * arithmetic for arm_lstm_unidirectional_s8 (int8 input, output and weights, int16 gates
+ * and cell state), from a zero state or a carried one. Each step is arm_nn_lstm_step_s8's
+ * for one sequence, its gates' products gate_products.h's (on the DSP and scalar tiers
+ * et-zephyr's 4-row loops, else CMSIS-NN's own), its activations and elementwise products
+ * CMSIS-NN's. The program holds the layer's weights once, and the planned arena the input,
+ * the output and the scratch's three int16 vectors of batch x hidden values (two for the
+ * gates, one for the cell state). Sequences run one at a time (the same arithmetic as
+ * CMSIS-NN's batched time-major steps, element by element), h in the output: each step
+ * reads the h the one before wrote (a step reads all of h before it writes it); from a
+ * zero state the first step has no recurrent term, as CMSIS-NN's loop. With last_step the
+ * output is the last step's h only ([B, H], where a model reads y[:, -1]), each step
+ * overwriting the one before. With a carried state (et-export --stateful) the first step
+ * reads hidden_in and the cell state starts from cell_in, running in cell_out; the last h
+ * is copied to hidden_out. Gates are in PyTorch's order (input, forget, cell, output); the
+ * parameters are et-export's (scripts/et_zephyr/reference/lstm.py, whose arithmetic is
+ * this kernel's).
  */
 
 #include <stdint.h>
@@ -28,6 +32,7 @@
 
 #include "arm_nnfunctions.h"
 #include "arm_nnsupportfunctions.h"
+#include "gate_products.h"
 #include "recurrent_checks.h"
 
 using executorch::runtime::Error;
@@ -68,6 +73,55 @@ bool valid(const Tensor &input, const Tensor &input_weights, const Tensor &hidde
            hidden_in.has_value() == cell_in.has_value();
 }
 
+/* A gate: its two sides and activation. */
+struct Gate {
+    et_zephyr::native::recurrent::GateSide input;
+    et_zephyr::native::recurrent::GateSide hidden;
+    arm_nn_activation_type activation;
+};
+
+/* The layer as a step reads it: CMSIS-NN's cmsis_nn_lstm_params, the gates ours. */
+struct Layer {
+    Gate input_gate;
+    Gate forget_gate;
+    Gate cell_gate;
+    Gate output_gate;
+    int32_t hidden;
+    int32_t forget_to_cell_multiplier;
+    int32_t forget_to_cell_shift;
+    int32_t input_to_cell_multiplier;
+    int32_t input_to_cell_shift;
+    int32_t cell_scale_power;
+    int32_t output_multiplier;
+    int32_t output_shift;
+    int32_t output_offset;
+};
+
+/* The activation of a gate's two sides, into dst (hidden values); without h (a zero
+ * state's first step) the input side only: arm_nn_lstm_calculate_gate_s8_s16. */
+void gate(const Gate &g, const int8_t *x, const int8_t *h, int16_t *dst) {
+    et_zephyr::native::recurrent::gate_into(g.input, x, h != nullptr ? &g.hidden : nullptr, h, dst);
+    arm_nn_activation_s16(dst, dst, g.input.rows, 0, g.activation);
+}
+
+/* One time step of one sequence: arm_nn_lstm_step_s8 with a batch of one, its gates
+ * gate()'s; temp1 and temp2 hold hidden values each. */
+void step(const Layer &p, int16_t *temp1, int16_t *temp2, int16_t *cell, const int8_t *x,
+          const int8_t *h, int8_t *h_out) {
+    const int32_t size = p.hidden;
+    gate(p.forget_gate, x, h, temp1);
+    arm_elementwise_mul_s16(temp1, cell, 0, 0, cell, 0, p.forget_to_cell_multiplier,
+                            p.forget_to_cell_shift, NN_Q15_MIN, NN_Q15_MAX, size);
+    gate(p.input_gate, x, h, temp1);
+    gate(p.cell_gate, x, h, temp2);
+    arm_elementwise_mul_acc_s16(temp1, temp2, 0, 0, cell, 0, p.input_to_cell_multiplier,
+                                p.input_to_cell_shift, -kCellClip, kCellClip, size);
+    gate(p.output_gate, x, h, temp1);
+    arm_nn_activation_s16(cell, temp2, size, p.cell_scale_power + 12, ARM_TANH);
+    arm_elementwise_mul_s16_s8(temp1, temp2, h_out, p.output_offset, p.output_multiplier,
+                               p.output_shift, size, 1, 1);
+}
+
 } // namespace
 
 namespace et_zephyr::native {
@@ -104,87 +158,56 @@ Tensor &quantized_lstm_out(KernelRuntimeContext &context, const Tensor &input,
     const auto *const w_hidden = hidden_weights.const_data_ptr<int8_t>();
     const auto *const b_input = input_biases.const_data_ptr<int32_t>();
     const auto *const b_hidden = hidden_biases.const_data_ptr<int32_t>();
-    cmsis_nn_lstm_gate gates[kGates] = {};
+    Gate gates[kGates] = {};
     for (int32_t g = 0; g < kGates; ++g) {
+        using et_zephyr::native::recurrent::gate_side;
         const int64_t *const scales = gate_scales.data() + 4 * g;
-        gates[g].input_multiplier = static_cast<int32_t>(scales[0]);
-        gates[g].input_shift = static_cast<int32_t>(scales[1]);
-        gates[g].input_weights = w_input + g * hidden * features;
-        gates[g].input_effective_bias = b_input + g * hidden;
-        gates[g].hidden_multiplier = static_cast<int32_t>(scales[2]);
-        gates[g].hidden_shift = static_cast<int32_t>(scales[3]);
-        gates[g].hidden_weights = w_hidden + g * hidden * hidden;
-        gates[g].hidden_effective_bias = b_hidden + g * hidden;
-        gates[g].bias = nullptr;
-        gates[g].activation_type = kActivations[g];
+        gates[g].input = gate_side(w_input + g * hidden * features, b_input + g * hidden,
+                                   static_cast<int32_t>(scales[0]), static_cast<int32_t>(scales[1]),
+                                   features, hidden);
+        gates[g].hidden = gate_side(w_hidden + g * hidden * hidden, b_hidden + g * hidden,
+                                    static_cast<int32_t>(scales[2]),
+                                    static_cast<int32_t>(scales[3]), hidden, hidden);
+        gates[g].activation = kActivations[g];
     }
-    cmsis_nn_lstm_params params = {};
-    params.time_major = batch_first ? 0 : 1;
-    params.batch_size = batch;
-    params.time_steps = steps;
-    params.input_size = features;
-    params.hidden_size = hidden;
-    params.forget_to_cell_multiplier = static_cast<int32_t>(state_scales[0]);
-    params.forget_to_cell_shift = static_cast<int32_t>(state_scales[1]);
-    params.input_to_cell_multiplier = static_cast<int32_t>(state_scales[2]);
-    params.input_to_cell_shift = static_cast<int32_t>(state_scales[3]);
-    params.cell_clip = kCellClip;
-    params.cell_scale_power = static_cast<int32_t>(cell_scale_power);
-    params.output_multiplier = static_cast<int32_t>(state_scales[4]);
-    params.output_shift = static_cast<int32_t>(state_scales[5]);
-    params.output_offset = static_cast<int32_t>(output_zero_point);
-    params.input_gate = gates[0];
-    params.forget_gate = gates[1];
-    params.cell_gate = gates[2];
-    params.output_gate = gates[3];
+    const Layer layer = {gates[0],
+                         gates[1],
+                         gates[2],
+                         gates[3],
+                         hidden,
+                         static_cast<int32_t>(state_scales[0]),
+                         static_cast<int32_t>(state_scales[1]),
+                         static_cast<int32_t>(state_scales[2]),
+                         static_cast<int32_t>(state_scales[3]),
+                         static_cast<int32_t>(cell_scale_power),
+                         static_cast<int32_t>(state_scales[4]),
+                         static_cast<int32_t>(state_scales[5]),
+                         static_cast<int32_t>(output_zero_point)};
 
-    cmsis_nn_lstm_context state = {buffers, buffers + vector_bytes, buffers + 2 * vector_bytes,
-                                   nullptr};
+    auto *const vectors = reinterpret_cast<int16_t *>(buffers);
+    int16_t *cell = vectors + 2 * batch * hidden;
+    if (cell_in.has_value()) {
+        /* The cell state runs where it ends, from a copy of the carried one. */
+        cell = cell_out->mutable_data_ptr<int16_t>();
+        memcpy(cell, cell_in->const_data_ptr<int16_t>(), vector_bytes);
+    } else {
+        memset(cell, 0, vector_bytes);
+    }
     const int8_t *const x = input.const_data_ptr<int8_t>();
     int8_t *const h = out.mutable_data_ptr<int8_t>();
-    const size_t state_bytes = static_cast<size_t>(batch) * hidden;
-    if (hidden_in.has_value()) {
-        /* The state runs where it ends: in the outputs, from a copy of the inputs. */
-        state.hidden_state = hidden_out->mutable_data_ptr<int8_t>();
-        state.cell_state = cell_out->mutable_data_ptr<int16_t>();
-        memcpy(state.hidden_state, hidden_in->const_data_ptr<int8_t>(), state_bytes);
-        memcpy(state.cell_state, cell_in->const_data_ptr<int16_t>(), vector_bytes);
-    } else {
-        memset(state.cell_state, 0, vector_bytes);
-    }
-    const auto *const h0 = static_cast<const int8_t *>(state.hidden_state);
-    arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
-    if (!last_step) {
-        /* From hidden_state (nullptr: zero), leaving the last h there. */
-        status = arm_lstm_unidirectional_s8(x, h, &params, &state);
-    } else if (!batch_first) {
-        /* From a zero state the first step has no recurrent term, as CMSIS-NN's loop. */
-        const int8_t *previous = h0;
-        for (int32_t t = 0; t < steps && status == ARM_CMSIS_NN_SUCCESS; ++t) {
-            status = arm_nn_lstm_step_s8(x + t * batch * features, previous, h, &params, &state, 1);
-            previous = h;
+    const int8_t *const h0 = hidden_in.has_value() ? hidden_in->const_data_ptr<int8_t>() : nullptr;
+    for (int32_t b = 0; b < batch; ++b) {
+        int16_t *const cell_b = cell + b * hidden;
+        const int8_t *previous = h0 != nullptr ? h0 + b * hidden : nullptr;
+        for (int32_t t = 0; t < steps; ++t) {
+            const int32_t row = batch_first ? b * steps + t : t * batch + b;
+            int8_t *const h_out = h + (last_step ? b : row) * hidden;
+            step(layer, vectors, vectors + hidden, cell_b, x + row * features, previous, h_out);
+            previous = h_out;
         }
-    } else {
-        /* Batch-major: one sequence at a time, as arm_lstm_unidirectional_s8 runs them. */
-        cmsis_nn_lstm_params sequence = params;
-        sequence.batch_size = 1;
-        for (int32_t b = 0; b < batch && status == ARM_CMSIS_NN_SUCCESS; ++b) {
-            cmsis_nn_lstm_context one = state;
-            one.cell_state = static_cast<int16_t *>(state.cell_state) + b * hidden;
-            int8_t *const h_b = h + b * hidden;
-            const int8_t *previous = h0 != nullptr ? h0 + b * hidden : nullptr;
-            for (int32_t t = 0; t < steps && status == ARM_CMSIS_NN_SUCCESS; ++t) {
-                status = arm_nn_lstm_step_s8(x + (b * steps + t) * features, previous, h_b,
-                                             &sequence, &one, 1);
-                previous = h_b;
-            }
+        if (hidden_out.has_value() && previous != nullptr) {
+            memcpy(hidden_out->mutable_data_ptr<int8_t>() + b * hidden, previous, hidden);
         }
-    }
-    if (last_step && hidden_in.has_value()) {
-        memcpy(state.hidden_state, h, state_bytes);
-    }
-    if (status != ARM_CMSIS_NN_SUCCESS) {
-        context.fail(Error::InvalidArgument);
     }
     return out;
 }

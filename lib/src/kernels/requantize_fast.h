@@ -92,21 +92,47 @@ inline ChannelRequantization channel_requantization(int32_t multiplier, int32_t 
             static_cast<int32_t>(static_cast<uint32_t>(1 + 2 * output_offset) << ~shift), -shift};
 }
 
+/* (2 * sum * multiplier + rounding * 2^32 + 2^31) >> 32: one SMMLAR. */
+__attribute__((always_inline)) inline int32_t scale_sum(int32_t sum, int32_t multiplier,
+                                                        int32_t rounding) {
+#if defined(__ARM_FEATURE_DSP)
+    int32_t scaled;
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(scaled) : "r"(sum * 2), "r"(multiplier), "r"(rounding));
+    return scaled;
+#else
+    const int64_t product = static_cast<int64_t>(sum * 2) * multiplier +
+                            (static_cast<int64_t>(rounding) << 32) + (int64_t{1} << 31);
+    return static_cast<int32_t>(product >> 32);
+#endif
+}
+
+/* The sum's output before any saturation: with output offset 0
+ * (channel_requantization(m, shift, 0)), arm_nn_requantize(sum, m, shift)
+ * itself (an LSTM or GRU gate's int16 side, gate_products.h). */
+__attribute__((always_inline)) inline int32_t requantize_wide(int32_t sum,
+                                                              const ChannelRequantization &q) {
+    return (scale_sum(sum, q.multiplier, q.rounding) + (sum >> 31)) >> q.right_shift;
+}
+
 /* The sum's output, saturated to int8 (the clamp to the activation range,
  * when narrower, is the caller's). */
 __attribute__((always_inline)) inline int32_t requantize(int32_t sum,
                                                          const ChannelRequantization &q) {
-#if defined(__ARM_FEATURE_DSP)
-    int32_t scaled;
-    __asm__("smmlar %0, %1, %2, %3"
-            : "=r"(scaled)
-            : "r"(sum * 2), "r"(q.multiplier), "r"(q.rounding));
-#else
-    const int64_t product = static_cast<int64_t>(sum * 2) * q.multiplier +
-                            (static_cast<int64_t>(q.rounding) << 32) + (int64_t{1} << 31);
-    const int32_t scaled = static_cast<int32_t>(product >> 32);
-#endif
-    return __ssat((scaled + (sum >> 31)) >> q.right_shift, 8);
+    return __ssat(requantize_wide(sum, q), 8);
+}
+
+/* arm_nn_requantize(sum, m, shift) for a left shift (shift >= 0, no rounding
+ * division): (sum * 2^shift * m + 2^30) >> 31, one SMMLAR of
+ * 2 * sum * 2^shift and m. Exact while |sum| * 2^(shift + 1) < 2^31
+ * (left_shift_is_exact()). */
+__attribute__((always_inline)) inline int32_t requantize_left(int32_t sum, int32_t multiplier,
+                                                              int32_t shift) {
+    return scale_sum(sum << shift, multiplier, 0);
+}
+
+/* Whether requantize_left() is exact for every sum within sum_bound of 0. */
+inline bool left_shift_is_exact(int32_t shift, int64_t sum_bound) {
+    return shift >= 0 && shift <= 29 && (sum_bound << (shift + 1)) < (int64_t{1} << 31);
 }
 
 /* requantize() clamped to [activation_min, activation_max]. */

@@ -112,7 +112,7 @@ template <bool kClamp> void compute(const RowsTimesWeights &k) {
                 const int32_t whole = count - count % 4;
                 if (whole > 0 && full > 0) {
                     et_zephyr_linear_sums_scalar(values, weights + d0, whole, depth, full / kRows,
-                                                 sums);
+                                                 sums, sums);
                 }
                 if (whole < count) {
                     add_products(values, whole, count, weights + d0, depth, full, sums);

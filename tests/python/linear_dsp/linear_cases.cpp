@@ -7,13 +7,15 @@
  * semihosting), its input extended by input_pairs_dsp.h as linear_dsp.cpp
  * does, over the cases test_linear_dsp.py writes to cases.bin, and writes
  * each case's sums to results.bin. A case is, as little-endian int32: steps,
- * channels (a multiple of 4), input offset, whether it has a bias; then
- * steps x 4 input bytes, channels x steps x 4 weight bytes and, with a bias,
- * the channels' bias.
+ * channels (a multiple of 4), input offset, its bias (0: none, 1: its own
+ * array, 2: started in the sums, as the recurrent kernels pass it), the row
+ * stride in bytes (at least steps x 4); then steps x 4 input bytes,
+ * channels x stride weight bytes and, with a bias, the channels' bias.
  */
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../case_files.h"
 #include "../semihosting_exit.h"
@@ -27,6 +29,7 @@ namespace {
 
 constexpr int32_t kMaxDepth = 4096;
 constexpr int32_t kMaxChannels = 64;
+enum Bias { kNoBias = 0, kOwnBias = 1, kBiasInSums = 2 };
 
 } // namespace
 
@@ -45,18 +48,24 @@ int main() {
     while (read_values(in, &steps, 1)) {
         int32_t channels;
         int32_t offset;
-        int32_t has_bias;
+        int32_t kind;
+        int32_t stride;
         if (!read_values(in, &channels, 1) || !read_values(in, &offset, 1) ||
-            !read_values(in, &has_bias, 1) || steps * 4 > kMaxDepth || channels > kMaxChannels ||
+            !read_values(in, &kind, 1) || !read_values(in, &stride, 1) ||
+            stride > kMaxDepth || stride < steps * 4 || channels > kMaxChannels ||
             channels % 4 != 0 || !read_values(in, x, steps * 4) ||
-            !read_values(in, weights, channels * steps * 4) ||
-            (has_bias != 0 && !read_values(in, bias, channels))) {
+            !read_values(in, weights, channels * stride) ||
+            (kind != kNoBias && !read_values(in, bias, channels))) {
             puts("malformed cases.bin");
             semihosting_exit();
         }
         extend_input_pairs(x, steps, offset_pair(offset), pairs, 2);
-        et_zephyr_linear_sums_dsp(pairs, weights, steps, channels / 4,
-                                  has_bias != 0 ? bias : nullptr, sums);
+        const int32_t *start = kind == kOwnBias ? bias : nullptr;
+        if (kind == kBiasInSums) {
+            memcpy(sums, bias, channels * sizeof(bias[0]));
+            start = sums;
+        }
+        et_zephyr_linear_sums_dsp(pairs, weights, steps, channels / 4, start, sums, stride);
         fwrite(sums, sizeof(sums[0]), channels, out);
     }
     fclose(out);

@@ -1,0 +1,66 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * One side of a recurrent gate (W x or R h) into the gate's int16 vector, the
+ * step CMSIS-NN's LSTM repeats 8 times a time step and et-zephyr's GRU 6:
+ * CMSIS-NN's arm_nn_vec_mat_mul_result_acc_s8_s16 for one sequence. With
+ * et-zephyr's DSP or scalar linear kernel built (CONFIG_ET_ZEPHYR_LINEAR_DSP,
+ * CONFIG_ET_ZEPHYR_LINEAR_SCALAR) a side whose requantization requantize_fast.h
+ * computes exactly runs on gate_sides.h (4 rows a pass over the vector
+ * extended once): the same integers, bit-identical gates. Every other side,
+ * and every side elsewhere (Helium, whose CMSIS-NN loop takes 4 rows a pass
+ * already; Armv6-M), runs CMSIS-NN's loop.
+ */
+
+#ifndef ET_ZEPHYR_KERNELS_GATE_PRODUCTS_H_
+#define ET_ZEPHYR_KERNELS_GATE_PRODUCTS_H_
+
+#include <stdint.h>
+#include <string.h>
+
+#include "arm_nnsupportfunctions.h"
+#include "gate_sides.h"
+
+namespace et_zephyr::native::recurrent {
+
+#if defined(CONFIG_ET_ZEPHYR_LINEAR_DSP) || defined(CONFIG_ET_ZEPHYR_LINEAR_SCALAR)
+#define ET_ZEPHYR_GATE_SIDES 1
+#endif
+
+/* A side of rows weight rows of columns values, with the form
+ * gate_on_own_loops() would requantize it in (kNotExact: CMSIS-NN's loop). */
+inline GateSide gate_side(const int8_t *weights, const int32_t *bias, int32_t multiplier,
+                          int32_t shift, int32_t columns, int32_t rows) {
+    GateSide side = {weights, bias, multiplier, shift, columns, rows, Requantization::kNotExact};
+#if defined(ET_ZEPHYR_GATE_SIDES)
+    side.requantization = exact_requantization(side);
+#endif
+    return side;
+}
+
+/* A gate's vector from its sides (gate_sides.h's gate_on_own_loops()): its first side
+ * (x) alone when second is null, else both added. */
+inline void gate_into(const GateSide &first, const int8_t *x, const GateSide *second,
+                      const int8_t *h, int16_t *dst) {
+#if defined(ET_ZEPHYR_GATE_SIDES)
+    if (first.requantization != Requantization::kNotExact &&
+        (second == nullptr || second->requantization != Requantization::kNotExact)) {
+        gate_on_own_loops(first, x, second, h, dst);
+        return;
+    }
+#endif
+    memset(dst, 0, first.rows * sizeof(int16_t));
+    arm_nn_vec_mat_mul_result_acc_s8_s16(x, first.weights, first.bias, dst, first.multiplier,
+                                         first.shift, first.columns, first.rows, 1, 1);
+    if (second != nullptr) {
+        arm_nn_vec_mat_mul_result_acc_s8_s16(h, second->weights, second->bias, dst,
+                                             second->multiplier, second->shift, second->columns,
+                                             second->rows, 1, 1);
+    }
+}
+
+} // namespace et_zephyr::native::recurrent
+
+#endif /* ET_ZEPHYR_KERNELS_GATE_PRODUCTS_H_ */
