@@ -3,14 +3,14 @@
  */
 
 /*
- * One side of a recurrent gate (W x or R h) into the gate's int16 vector, the
- * step CMSIS-NN's LSTM repeats 8 times a time step and et-zephyr's GRU 6:
- * CMSIS-NN's arm_nn_vec_mat_mul_result_acc_s8_s16 for one sequence. With
- * et-zephyr's DSP or scalar linear kernel built (CONFIG_ET_ZEPHYR_LINEAR_DSP,
- * CONFIG_ET_ZEPHYR_LINEAR_SCALAR) a side whose requantization requantize_fast.h
- * computes exactly runs on gate_sides.h (4 rows a pass over the vector
- * extended once): the same integers, bit-identical gates. Every other side,
- * and every side elsewhere (Helium, whose CMSIS-NN loop takes 4 rows a pass
+ * A recurrent gate's int16 vector from its sides (W x, R h), each CMSIS-NN's
+ * arm_nn_vec_mat_mul_result_acc_s8_s16 for one sequence, 8 a time step in an
+ * LSTM and 6 in et-zephyr's GRU. With et-zephyr's DSP or scalar linear kernel
+ * built (CONFIG_ET_ZEPHYR_LINEAR_DSP, CONFIG_ET_ZEPHYR_LINEAR_SCALAR) a gate
+ * whose sides requantize_fast.h requantizes exactly runs on gate_sides.h (4
+ * rows a pass over the vector extended once, both sides' sums requantized in
+ * one pass): the same integers, bit-identical gates. Every other gate, and
+ * every gate elsewhere (Helium, whose CMSIS-NN loop takes 4 rows a pass
  * already; Armv6-M), runs CMSIS-NN's loop.
  */
 
