@@ -18,10 +18,13 @@
 #define ET_ZEPHYR_KERNELS_GATE_PRODUCTS_H_
 
 #include <stdint.h>
-#include <string.h>
 
 #include "arm_nnsupportfunctions.h"
 #include "gate_sides.h"
+
+#if defined(CONFIG_ET_ZEPHYR_RECURRENT_MVE)
+#include "activation_s16_mve.h"
+#endif
 
 namespace et_zephyr::native::recurrent {
 
@@ -40,6 +43,30 @@ inline GateSide gate_side(const int8_t *weights, const int32_t *bias, int32_t mu
     return side;
 }
 
+/* dst[i] = 0 for i < count: a loop GCC must not turn into a memset call
+ * (picolibc's sets byte by byte: 4 instructions a byte). */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) inline void
+zero_vector(int16_t *dst, int32_t count) {
+    for (int32_t i = 0; i < count; i++) {
+        dst[i] = 0;
+    }
+}
+
+/* arm_nn_activation_s16 (sigmoid or tanh, Q0.15) of count values; with
+ * CONFIG_ET_ZEPHYR_RECURRENT_MVE Helium's (activation_s16_mve.h). in may be out. */
+inline void activate(const int16_t *in, int16_t *out, int32_t count, int32_t left_shift,
+                     arm_nn_activation_type type) {
+#if defined(CONFIG_ET_ZEPHYR_RECURRENT_MVE)
+    if (type == ARM_SIGMOID) {
+        sigmoid_s16_mve(in, out, count, left_shift);
+    } else {
+        tanh_s16_mve(in, out, count, left_shift);
+    }
+#else
+    arm_nn_activation_s16(in, out, count, left_shift, type);
+#endif
+}
+
 /* A gate's vector from its sides (gate_sides.h's gate_on_own_loops()): its first side
  * (x) alone when second is null, else both added. */
 inline void gate_into(const GateSide &first, const int8_t *x, const GateSide *second,
@@ -51,7 +78,7 @@ inline void gate_into(const GateSide &first, const int8_t *x, const GateSide *se
         return;
     }
 #endif
-    memset(dst, 0, first.rows * sizeof(int16_t));
+    zero_vector(dst, first.rows);
     arm_nn_vec_mat_mul_result_acc_s8_s16(x, first.weights, first.bias, dst, first.multiplier,
                                          first.shift, first.columns, first.rows, 1, 1);
     if (second != nullptr) {

@@ -14,11 +14,12 @@
  *
  * with CMSIS-NN's pieces: each side of a gate arm_nn_vec_mat_mul_result_acc_s8_s16's
  * arithmetic (gate_products.h) into an int16 in Q3.12 (saturating), arm_nn_activation_s16's sigmoid
- * and tanh to Q0.15, r * (R_n h + b_hn) added by arm_elementwise_mul_acc_s16. The new h is
- * requantized from Q0.15 products in one loop of this file's. Sequences run one at a time; h lives
- * in the output (the first step reads it as the output's zero point, real zero: the
- * recurrent products are then exactly zero and b_hn remains), the scratch holds four
- * int16 vectors of the hidden size. With last_step the output is the last h only
+ * and tanh to Q0.15 (on Helium activation_s16_mve.h's), r * (R_n h + b_hn) added by
+ * arm_elementwise_mul_acc_s16. The new h is requantized from Q0.15 products in one loop of this
+ * file's. Sequences run one at a time; h lives in the output (the first step reads it as the
+ * output's zero point, real zero: the recurrent products are then exactly zero and b_hn remains),
+ * the scratch holds four int16 vectors of the hidden size. With last_step the output is the last h
+ * only
  * ([B, H]), each step overwriting the one before (a step reads all of h before it
  * writes it). With a carried state (et-export --stateful) the first step reads
  * hidden_in instead, and the last h is copied to hidden_out. The host reference is
@@ -70,7 +71,7 @@ struct Layer {
 void sigmoid_gate(const Layer &layer, Gate g, const int8_t *x, const int8_t *h, int16_t *dst) {
     et_zephyr::native::recurrent::gate_into(layer.input_sides[g], x, &layer.hidden_sides[g], h,
                                             dst);
-    arm_nn_activation_s16(dst, dst, layer.hidden, 0, ARM_SIGMOID);
+    et_zephyr::native::recurrent::activate(dst, dst, layer.hidden, 0, ARM_SIGMOID);
 }
 
 /* One step: h_out from x and h (h_out may be h: h is read before it is written). */
@@ -86,7 +87,7 @@ void step(const Layer &layer, const int8_t *x, const int8_t *h, int8_t *h_out) {
                                 static_cast<int32_t>(state[0]), static_cast<int32_t>(state[1]),
                                 INT16_MIN, INT16_MAX, size);
     int16_t *const candidate = layer.hidden_side;
-    arm_nn_activation_s16(layer.input_side, candidate, size, 0, ARM_TANH);
+    et_zephyr::native::recurrent::activate(layer.input_side, candidate, size, 0, ARM_TANH);
     for (int32_t i = 0; i < size; ++i) {
         const int32_t z = layer.update[i];
         const int32_t kept =

@@ -7,7 +7,8 @@
  * arithmetic for arm_lstm_unidirectional_s8 (int8 input, output and weights, int16 gates
  * and cell state), from a zero state or a carried one. Each step is arm_nn_lstm_step_s8's
  * for one sequence, its gates' products gate_products.h's (on the DSP and scalar tiers
- * et-zephyr's 4-row loops, else CMSIS-NN's own), its activations and elementwise products
+ * et-zephyr's 4-row loops, else CMSIS-NN's own), its sigmoid and tanh CMSIS-NN's
+ * arm_nn_activation_s16 (on Helium activation_s16_mve.h's), its elementwise products
  * CMSIS-NN's. The program holds the layer's weights once, and the planned arena the input,
  * the output and the scratch's three int16 vectors of batch x hidden values (two for the
  * gates, one for the cell state). Sequences run one at a time (the same arithmetic as
@@ -101,7 +102,7 @@ struct Layer {
  * state's first step) the input side only: arm_nn_lstm_calculate_gate_s8_s16. */
 void gate(const Gate &g, const int8_t *x, const int8_t *h, int16_t *dst) {
     et_zephyr::native::recurrent::gate_into(g.input, x, h != nullptr ? &g.hidden : nullptr, h, dst);
-    arm_nn_activation_s16(dst, dst, g.input.rows, 0, g.activation);
+    et_zephyr::native::recurrent::activate(dst, dst, g.input.rows, 0, g.activation);
 }
 
 /* One time step of one sequence: arm_nn_lstm_step_s8 with a batch of one, its gates
@@ -117,7 +118,7 @@ void step(const Layer &p, int16_t *temp1, int16_t *temp2, int16_t *cell, const i
     arm_elementwise_mul_acc_s16(temp1, temp2, 0, 0, cell, 0, p.input_to_cell_multiplier,
                                 p.input_to_cell_shift, -kCellClip, kCellClip, size);
     gate(p.output_gate, x, h, temp1);
-    arm_nn_activation_s16(cell, temp2, size, p.cell_scale_power + 12, ARM_TANH);
+    et_zephyr::native::recurrent::activate(cell, temp2, size, p.cell_scale_power + 12, ARM_TANH);
     arm_elementwise_mul_s16_s8(temp1, temp2, h_out, p.output_offset, p.output_multiplier,
                                p.output_shift, size, 1, 1);
 }
