@@ -11,7 +11,9 @@
  * rows a pass over the vector extended once, both sides' sums requantized in
  * one pass): the same integers, bit-identical gates. Every other gate, and
  * every gate elsewhere (Helium, whose CMSIS-NN loop takes 4 rows a pass
- * already; Armv6-M), runs CMSIS-NN's loop.
+ * already; Armv6-M), runs CMSIS-NN's loop. The gates' sigmoid and tanh are
+ * CMSIS-NN's arm_nn_activation_s16, on Helium activation_s16_mve.h's
+ * (CONFIG_ET_ZEPHYR_RECURRENT_MVE).
  */
 
 #ifndef ET_ZEPHYR_KERNELS_GATE_PRODUCTS_H_
