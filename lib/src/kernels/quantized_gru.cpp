@@ -13,17 +13,16 @@
  *   h = (1 - z) * n + z * h
  *
  * with CMSIS-NN's pieces: each side of a gate arm_nn_vec_mat_mul_result_acc_s8_s16's
- * arithmetic (gate_products.h) into an int16 in Q3.12 (saturating), arm_nn_activation_s16's sigmoid
- * and tanh to Q0.15 (on Helium activation_s16_mve.h's), r * (R_n h + b_hn) added by
- * arm_elementwise_mul_acc_s16. The new h is requantized from Q0.15 products in one loop of this
- * file's. Sequences run one at a time; h lives in the output (the first step reads it as the
- * output's zero point, real zero: the recurrent products are then exactly zero and b_hn remains),
- * the scratch holds four int16 vectors of the hidden size. With last_step the output is the last h
- * only
- * ([B, H]), each step overwriting the one before (a step reads all of h before it
- * writes it). With a carried state (et-export --stateful) the first step reads
- * hidden_in instead, and the last h is copied to hidden_out. The host reference is
- * scripts/et_zephyr/reference/gru.py.
+ * arithmetic (gate_products.h) into an int16 in Q3.12 (saturating), arm_nn_activation_s16's
+ * sigmoid and tanh to Q0.15 (on Helium activation_s16_mve.h's), r * (R_n h + b_hn) added by
+ * arm_elementwise_mul_acc_s16. The new h is requantized from Q0.15 products in one loop of
+ * this file's. Sequences run one at a time; h lives in the output (the first step reads it
+ * as the output's zero point, real zero: the recurrent products are then exactly zero and
+ * b_hn remains), the scratch holds four int16 vectors of the hidden size. With last_step
+ * the output is the last h only ([B, H]), each step overwriting the one before (a step
+ * reads all of h before it writes it). With a carried state (et-export --stateful) the
+ * first step reads hidden_in instead, and the last h is copied to hidden_out. The host
+ * reference is scripts/et_zephyr/reference/gru.py.
  */
 
 #include <stdint.h>
