@@ -51,10 +51,9 @@ int main() {
         int32_t kind;
         int32_t stride;
         if (!read_values(in, &channels, 1) || !read_values(in, &offset, 1) ||
-            !read_values(in, &kind, 1) || !read_values(in, &stride, 1) ||
-            stride > kMaxDepth || stride < steps * 4 || channels > kMaxChannels ||
-            channels % 4 != 0 || !read_values(in, x, steps * 4) ||
-            !read_values(in, weights, channels * stride) ||
+            !read_values(in, &kind, 1) || !read_values(in, &stride, 1) || stride > kMaxDepth ||
+            stride < steps * 4 || channels > kMaxChannels || channels % 4 != 0 ||
+            !read_values(in, x, steps * 4) || !read_values(in, weights, channels * stride) ||
             (kind != kNoBias && !read_values(in, bias, channels))) {
             puts("malformed cases.bin");
             semihosting_exit();
