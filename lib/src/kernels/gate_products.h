@@ -31,11 +31,12 @@
 #include <arm_mve.h>
 #endif
 
-namespace et_zephyr::native::recurrent {
-
+/* gate_sides.cpp is built (zephyr/cmake/et_zephyr.cmake). */
 #if defined(CONFIG_ET_ZEPHYR_LINEAR_DSP) || defined(CONFIG_ET_ZEPHYR_LINEAR_SCALAR)
 #define ET_ZEPHYR_GATE_SIDES 1
 #endif
+
+namespace et_zephyr::native::recurrent {
 
 /* A side of rows weight rows of columns values, with the form
  * gate_on_own_loops() would requantize it in (kNotExact: CMSIS-NN's loop). */
