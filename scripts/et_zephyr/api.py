@@ -20,6 +20,7 @@ import torch
 from torch.fx import GraphModule
 from torchao.quantization.pt2e import move_exported_model_to_eval
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
+from torchao.quantization.pt2e.quantizer import Quantizer
 
 from . import pipeline
 from .artifacts import Artifacts, TestVectors, build_artifacts, layers, test_inputs
@@ -57,6 +58,7 @@ from .passes.mean_as_matmul import means_to_matmuls
 from .passes.one_d_as_two_d import one_d_as_two_d
 from .passes.prelu_in_int8 import prelu_in_int8
 from .passes.quantizer import cortex_m_quantizer
+from .passes.quantizer_int16 import Int16Quantizer
 from .passes.recurrent import unroll_recurrent
 from .passes.recurrent_kernels import whole_layers_to_kernels
 from .passes.recurrent_layers import calibrate_cell_states, recurrent_layers_whole
@@ -96,6 +98,8 @@ class ExportOptions:
     # Planned bytes under which speed is not traded for a smaller plan (None: smallest).
     arena_budget: int | None = None
     kernels: str = "et-zephyr"
+    # The activations' width: "int16" quantizes 16x8 (passes/quantizer_int16.py).
+    activations: Literal["int8", "int16"] = "int8"
     # Operators to keep in float on portable kernels (cortex_m_passes.FLOAT_OPS).
     float_ops: frozenset[str] = frozenset()
     # Every recurrent layer as its time steps (passes/recurrent.py), LSTMs and GRUs too.
@@ -116,6 +120,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     target = resolve_target(options.target, options.isa)
     _check_float_ops(options.float_ops)
     _check_stateful(options)
+    _check_activations(options)
     with step("load model"):
         bundle = bind_constant_inputs(load_model(model) if isinstance(model, str) else model)
     name = options.name or _default_name(bundle)
@@ -141,7 +146,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         whole_layers = not options.unroll_recurrent and npu_spec is None
         _rewrite_for_the_quantizer(graph, whole_layers=whole_layers, stateful=options.stateful)
         calibrate_cell_states(graph, calibration_streams)
-        quantizer = npu.quantizer(npu_spec) if npu_spec else cortex_m_quantizer()
+        quantizer = npu.quantizer(npu_spec) if npu_spec else _quantizer(options.activations)
         # Quantization rewrites the graph it is given; et-compare's float values need it
         # as it was, its nodes named as the quantizer's own passes rename them (a whole
         # recurrent layer's, e.g.).
@@ -391,6 +396,10 @@ def _warn_or_refuse(message: str, options: ExportOptions) -> None:
     options.warn(message)
 
 
+def _quantizer(activations: str) -> Quantizer:
+    return Int16Quantizer() if activations == "int16" else cortex_m_quantizer()
+
+
 def _check_float_ops(names: frozenset[str]) -> None:
     unknown = sorted(names - set(cortex_m_passes.FLOAT_OPS))
     if unknown:
@@ -444,6 +453,18 @@ def _check_example_inputs(bundle: ModelBundle) -> None:
         raise ExportError(
             f"the model rejects its example inputs of shape {shapes}: {first_line(error)}"
         ) from error
+
+
+def _check_activations(options: ExportOptions) -> None:
+    if options.activations != "int16":
+        return
+    if options.npu:
+        raise ExportError("--activations int16 runs on CMSIS-NN's s16 kernels: not with --npu")
+    if options.io != FLOAT_IO:
+        raise ExportError(
+            "--activations int16 takes and gives float at the program's edges so far: "
+            "leave out --io"
+        )
 
 
 def _check_stateful(options: ExportOptions) -> None:

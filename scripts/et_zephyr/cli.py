@@ -168,6 +168,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "sizes, for firmware without the module's own kernels",
     )
     parser.add_argument(
+        "--activations",
+        choices=("int8", "int16"),
+        default="int8",
+        help="the activations' integer width. int16: 16x8 quantization (INT16 activations, "
+        "INT8 weights) on CMSIS-NN's s16 kernels, for models whose accuracy INT8 costs "
+        "(regressions, reconstructions, long residual chains); twice the activation memory "
+        "and more instructions. Linears (with a fused ReLU or clamp) run in INT16 so far; "
+        "other operators stay in float, and the report names them",
+    )
+    parser.add_argument(
         "--float-ops",
         type=_name_list,
         default=frozenset(),
@@ -260,6 +270,7 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         arena_budget=args.arena_budget,
         kernels=args.kernels,
         float_ops=args.float_ops,
+        activations=args.activations,
         unroll_recurrent=args.unroll_recurrent,
         stateful=args.stateful,
         progress=calibration_progress,

@@ -19,6 +19,7 @@ MAC_OPERATORS = frozenset(
         "quantized_depthwise_conv2d",
         "quantized_transpose_conv2d",
         "quantized_linear",
+        "quantized_linear_s16",
         "quantized_batch_matmul",
         "quantized_lstm",
         "quantized_gru",
@@ -93,7 +94,7 @@ def node_macs(node: Node) -> int:
         return first.numel() // features * gates * hidden * (features + hidden)
     if base == "addmm":
         return out.numel() * _value(node.args[1]).shape[-1]
-    # linear, quantized_linear, mm, bmm, quantized_batch_matmul (whose second
+    # linear, quantized_linear(_s16), mm, bmm, quantized_batch_matmul (whose second
     # argument is a zero point): reduce the first input's last dimension.
     return out.numel() * first.shape[-1]
 

@@ -68,10 +68,10 @@ def check_kernels(program: ExportedProgram) -> None:
         if node.op != "call_function":
             continue
         name = out_variant_name(node)
-        if name is not None and name.startswith(_INTEGER_BLIND) and _reads_int8(node):
+        if name is not None and name.startswith(_INTEGER_BLIND) and _reads_integers(node):
             raise ExportError(
                 f"operator {name} (node '{node.name}'{source_line(node)}) was left on a "
-                "portable kernel with int8 tensors, which it would multiply as plain "
+                "portable kernel with integer tensors, which it would multiply as plain "
                 "integers, ignoring their quantization: the quantizer could not match the "
                 "layer; please report the model"
             )
@@ -83,14 +83,15 @@ def check_kernels(program: ExportedProgram) -> None:
         )
 
 
-# Portable multiply-accumulate kernels: given int8 tensors they compute integer sums with
-# no zero points or scales (an unlowered layer between quantized ones).
+# Portable multiply-accumulate kernels: given int8 or int16 tensors they compute integer
+# sums with no zero points or scales (an unlowered layer between quantized ones).
 _INTEGER_BLIND = ("aten::convolution.", "aten::linear.", "aten::mm.", "aten::bmm.", "aten::addmm.")
 
 
-def _reads_int8(node: Node) -> bool:
+def _reads_integers(node: Node) -> bool:
     return any(
-        isinstance(arg.meta.get("val"), torch.Tensor) and arg.meta["val"].dtype == torch.int8
+        isinstance(arg.meta.get("val"), torch.Tensor)
+        and arg.meta["val"].dtype in (torch.int8, torch.int16)
         for arg in node.all_input_nodes
     )
 

@@ -16,7 +16,7 @@ import torch
 from executorch.exir.tensor import dim_order_from_stride
 from torch.library import Library, impl, register_fake
 
-from . import gates_s16, gru, layer_norm, lstm, pooling, resize
+from . import gates_s16, gru, layer_norm, linear_s16, lstm, pooling, resize
 from .dim_orders import with_dim_order
 
 NAMESPACE = "et_zephyr"
@@ -101,6 +101,18 @@ _GRU_ARGUMENTS = (
 _library.define(f"quantized_gru({_GRU_ARGUMENTS}) -> Tensor")
 _library.define(f"quantized_gru.out({_GRU_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
 
+# A 16x8 linear on arm_fully_connected_s16 (quantized_linear_s16.cpp; reference/linear_s16.py):
+# int16 input and output without offsets, int8 weights [rows, columns] per tensor, int64
+# biases, the requantization's Q31 multiplier and shift, the fused activation's bounds.
+_LINEAR_S16_ARGUMENTS = (
+    "Tensor input, Tensor weights, Tensor? biases, int multiplier, int shift, "
+    "int activation_min, int activation_max"
+)
+_library.define(f"quantized_linear_s16({_LINEAR_S16_ARGUMENTS}) -> Tensor")
+_library.define(
+    f"quantized_linear_s16.out({_LINEAR_S16_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)"
+)
+
 # `namespace::name.overload` of each operator with a kernel in lib/src/kernels.
 KERNELS: frozenset[str] = frozenset(
     f"{NAMESPACE}::{name}.out"
@@ -113,6 +125,7 @@ KERNELS: frozenset[str] = frozenset(
         "avg_pool2d_clipped",
         "quantized_lstm",
         "quantized_gru",
+        "quantized_linear_s16",
     )
 )
 
@@ -129,6 +142,20 @@ _library.impl("quantized_layer_norm", layer_norm.layer_norm, "CompositeExplicitA
 @impl(_library, "quantized_layer_norm.out", "CompositeExplicitAutograd")  # type: ignore[misc]
 def _layer_norm_out(*args: object, out: torch.Tensor) -> torch.Tensor:
     out.copy_(layer_norm.layer_norm(*args))  # type: ignore[arg-type]
+    return out
+
+
+@register_fake(f"{NAMESPACE}::quantized_linear_s16")  # type: ignore[misc]
+def _linear_s16_fake(input: torch.Tensor, weights: torch.Tensor, *args: object) -> torch.Tensor:
+    return input.new_empty([*input.shape[:-1], weights.shape[0]], dtype=torch.int16)
+
+
+_library.impl("quantized_linear_s16", linear_s16.fully_connected_s16, "CompositeExplicitAutograd")
+
+
+@impl(_library, "quantized_linear_s16.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _linear_s16_out(*args: object, out: torch.Tensor) -> torch.Tensor:
+    out.copy_(linear_s16.fully_connected_s16(*args))  # type: ignore[arg-type]
     return out
 
 
