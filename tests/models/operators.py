@@ -9,6 +9,8 @@ rounding edges on the device: one output per operator.
   1, 7 and 49 in 2-D to 4-D tensors, and scores wide enough that diff_min cuts some off;
 - a dilated convolution, a residual add, an element-wise product and a max pool;
 - (matmul()) a batch matrix product of two inputs, attention's q @ k^T;
+- (linears_16x8(), exported with --activations int16) 16x8 linears on CMSIS-NN's s16
+  kernel, rows past its 32-bit partial sums;
 - the float edges: the input's 16 x 8 x 8 = 1024 elements quantize in Helium's
   16-element blocks on the M55, a 10-element output dequantizes in the scalar tail.
 
@@ -88,6 +90,23 @@ class Linears(nn.Module):
         )
 
 
+class Linears16x8(nn.Module):
+    """et-export --activations int16: rows of 600 columns, past the 512 whose products the
+    DSP and Helium loops sum in 32 bits; 37, 5 and 3 outputs, tails of their 4- and 2-row
+    loops; a ReLU, a clamp and no bias."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wide = nn.Linear(600, 37)
+        self.narrow = nn.Linear(37, 5)
+        self.head = nn.Linear(5, 3, bias=False)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        wide = torch.relu(self.wide(x))
+        narrow = self.narrow(wide).clamp(-1.0, 1.0)
+        return wide, narrow, self.head(narrow)
+
+
 class QueryKey(nn.Module):
     def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
         return torch.matmul(query, key.transpose(1, 2))
@@ -119,6 +138,14 @@ def linears() -> Factory:
     generator = torch.Generator().manual_seed(4)
     calibration = [(torch.randn(1, 9, 32, generator=generator),) for _ in range(32)]
     return Linears().eval(), calibration[0], calibration
+
+
+def linears_16x8() -> Factory:
+    """et-export factory (with --activations int16): 32 calibration inputs of 3 rows of 600."""
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(5)
+    calibration = [(torch.randn(1, 3, 600, generator=generator),) for _ in range(32)]
+    return Linears16x8().eval(), calibration[0], calibration
 
 
 def matmul() -> Factory:

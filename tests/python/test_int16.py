@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: Apache-2.0
+"""--activations int16: 16x8 linears on arm_fully_connected_s16 and their host reference.
+
+The reference (reference/linear_s16.py) must be the float linear rounded to the output's
+steps, except where the C code rounds its own way (halves up, a 16-bit multiplier); the
+export must put every linear on the s16 kernel, run it on the host as the device does,
+and come closer to the float model than INT8 does.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import REPO
+from et_zephyr import api
+from et_zephyr.errors import ExportError
+from et_zephyr.frontend.io_mode import parse_io
+from et_zephyr.frontend.loading import ModelBundle
+from et_zephyr.passes.quantizer_int16 import INT16_MAX, WEIGHT_MAX
+from et_zephyr.reference import linear_s16
+from executorch.backends.cortex_m.passes.passes_utils import quantize_multiplier_aot
+from torch import nn
+
+S16 = "et_zephyr::quantized_linear_s16.out"
+
+
+def _linear(inputs, weights, biases, scale, bounds=(-INT16_MAX, INT16_MAX)):
+    multiplier, shift = quantize_multiplier_aot(scale)
+    return linear_s16.fully_connected_s16(inputs, weights, biases, multiplier, shift, *bounds)
+
+
+@pytest.mark.parametrize("columns", [1, 3, 64, 511, 512, 513, 1000])
+def test_the_reference_is_the_float_linear_rounded_to_output_steps(columns: int) -> None:
+    torch.manual_seed(columns)
+    rows = 9
+    inputs = torch.randint(-INT16_MAX, INT16_MAX + 1, (5, columns), dtype=torch.int16)
+    weights = torch.randint(-WEIGHT_MAX, WEIGHT_MAX + 1, (rows, columns), dtype=torch.int8)
+    biases = torch.randint(-(1 << 30), 1 << 30, (rows,), dtype=torch.int64)
+    # Outputs spread over the whole int16 range.
+    sums = inputs.double() @ weights.double().t() + biases.double()
+    scale = 30000.0 / sums.abs().max().item()
+    got = _linear(inputs, weights, biases, scale)
+    exact = sums * scale
+    # The multiplier is rounded to 16 bits: up to |y| * 2^-15 steps more than a rounding.
+    assert ((got.double() - exact).abs() <= 0.5 + exact.abs() * 2**-15 + 1e-9).all()
+    assert (got.double() - exact).abs().mean() < 0.5
+
+
+def test_halves_round_up_as_the_c_code_does() -> None:
+    """arm_nn_requantize_s64's last step, (x + 1) >> 1: a half goes up, -1.5 to -1."""
+    inputs = torch.tensor([[3], [-3], [1], [-1]], dtype=torch.int16)
+    weights = torch.ones(1, 1, dtype=torch.int8)
+    assert _linear(inputs, weights, None, 0.5).flatten().tolist() == [2, -1, 1, 0]
+
+
+def test_the_fused_activation_bounds_clamp() -> None:
+    inputs = torch.tensor([[-20000], [20000]], dtype=torch.int16)
+    weights = torch.full((1, 1), 100, dtype=torch.int8)
+    assert _linear(inputs, weights, None, 0.01, (0, 1000)).flatten().tolist() == [0, 1000]
+
+
+def test_a_large_multiplier_is_reduced_to_the_largest_q15() -> None:
+    assert linear_s16.reduce_multiplier(0x7FFF0000) == 0x7FFF
+    assert linear_s16.reduce_multiplier(0x7FFEFFFF) == 0x7FFF
+    assert linear_s16.reduce_multiplier(0x40000000) == 0x4000
+
+
+class Regression(nn.Module):
+    """A small regressor of unnormalized sensor readings: one feature is a hundred times
+    the others, so INT8's 255 steps across its range leave the others almost nothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden = nn.Linear(12, 48)
+        self.middle = nn.Linear(48, 48)
+        self.out = nn.Linear(48, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.middle(torch.relu(self.hidden(x))).clamp(-2.0, 6.0))
+
+
+def _readings() -> torch.Tensor:
+    return torch.randn(1, 12) * torch.tensor([100.0] + [1.0] * 11)
+
+
+def _bundle() -> ModelBundle:
+    torch.manual_seed(0)
+    model = Regression().eval()
+    calibration = [(_readings(),) for _ in range(64)]
+    return ModelBundle(model, (_readings(),), calibration)
+
+
+def _export(activations: str, **options) -> api.Artifacts:
+    return api.export(
+        _bundle(),
+        api.ExportOptions(target="cortex-m4", name="r", activations=activations, **options),
+    )
+
+
+def test_every_linear_runs_on_the_s16_kernel_and_beats_int8() -> None:
+    int16 = _export("int16")
+    int8 = _export("int8")
+    assert int16.stats[S16].calls == 3
+    assert set(int16.stats) == {
+        "cortex_m::quantize_per_tensor.out",
+        S16,
+        "cortex_m::dequantize_per_tensor.out",
+    }
+    agreement16, agreement8 = int16.manifest["agreement"], int8.manifest["agreement"]
+    assert isinstance(agreement16, dict) and isinstance(agreement8, dict)
+    # The host reference (the device's arithmetic) follows the fake-quant model closely:
+    # each layer's rounding and 16-bit multiplier (|y| * 2^-15) add a step or so, which
+    # the next layers amplify; within 0.05 % of the INT16 range.
+    assert agreement16["max_steps_vs_fake_quant"] <= 16
+    # INT8 weights limit what INT16 activations gain; here the input's range is the limit.
+    assert agreement16["relative_error_vs_float"] < agreement8["relative_error_vs_float"] / 5
+
+
+def test_operators_without_an_s16_kernel_stay_in_float_and_are_named() -> None:
+    warnings: list[str] = []
+    artifacts = api.export(
+        f"{REPO}/samples/kws/model.py:kws",
+        api.ExportOptions(
+            target="cortex-m4", activations="int16", verify=False, warn=warnings.append
+        ),
+    )
+    assert artifacts.stats[S16].calls == 1
+    assert artifacts.stats["aten::convolution.out"].macs > 0
+    assert any("aten::convolution.out" in warning for warning in warnings)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"io": parse_io("int8")}, "leave out --io"), ({"npu": "ethos-u55-128"}, "not with --npu")],
+)
+def test_what_16x8_cannot_do_yet_is_one_clear_error(options, message) -> None:
+    with pytest.raises(ExportError, match=message):
+        _export("int16", **options)
