@@ -28,6 +28,7 @@ from .artifacts.io_spec import program_io, with_program_dim_orders, without_stat
 from .common.timing import StepTimes
 from .errors import ExportError, first_line
 from .firmware.analysis import (
+    int16_tensors,
     mac_totals,
     operator_stats,
     portable_arithmetic,
@@ -354,6 +355,7 @@ def _lower(
             states=states,
             scratch_for=scratch_for,
             kernels_without_fallback=without_fallback,
+            int16_tensors=int16_tensors(final_graph),
         )
 
 

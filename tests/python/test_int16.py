@@ -13,6 +13,7 @@ import pytest
 import torch
 from conftest import REPO
 from et_zephyr import api
+from et_zephyr.artifacts.report import render_report
 from et_zephyr.errors import ExportError
 from et_zephyr.frontend.io_mode import parse_io
 from et_zephyr.frontend.loading import ModelBundle
@@ -106,6 +107,10 @@ def test_every_linear_runs_on_the_s16_kernel_and_beats_int8() -> None:
         S16,
         "cortex_m::dequantize_per_tensor.out",
     }
+    # The input's quantization and each linear's output, and nothing in INT8.
+    assert len(int16.manifest["int16_tensors"]) == 4
+    assert int8.manifest["int16_tensors"] == []
+    assert "INT16 activations  4:" in render_report(int16)
     agreement16, agreement8 = int16.manifest["agreement"], int8.manifest["agreement"]
     assert isinstance(agreement16, dict) and isinstance(agreement8, dict)
     # The host reference (the device's arithmetic) follows the fake-quant model closely:

@@ -21,7 +21,7 @@ import pytest
 import torch
 from et_zephyr import reference
 from et_zephyr.passes.transpose_conv_rows import direct_kernel_misplaces_rows
-from et_zephyr.reference import gates_s16, lstm
+from et_zephyr.reference import gates_s16, linear_s16, lstm
 
 CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
 pytestmark = pytest.mark.skipif(
@@ -529,6 +529,39 @@ def _transpose_convolution(oracle, shape, padding: tuple[int, int]) -> None:
         == 0
     )
     assert _nhwc_bytes(actual) == expected.tobytes()
+
+
+@pytest.mark.parametrize("columns", [1, 7, 511, 512, 513, 1000])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_fully_connected_s16(oracle, columns, with_bias) -> None:
+    generator = np.random.default_rng(columns)
+    batches, rows = 3, 9
+    # The ranges et-export's 16x8 quantizer gives (passes/quantizer_int16.py).
+    inputs = generator.integers(-32767, 32768, size=(batches, columns), dtype=np.int16)
+    inputs[0] = 32767
+    weights = generator.integers(-127, 128, size=(rows, columns), dtype=np.int8)
+    weights[0] = 127
+    biases = generator.integers(-(1 << 40), 1 << 40, size=rows, dtype=np.int64)
+    for multiplier, shift, bounds in [
+        (1 << 30, -20, (-32767, 32767)),
+        (0x7FFF8000, -25, (0, 32767)),
+        ((1 << 31) - 1, -30, (-1000, 1000)),
+        (1518500250, 3, (-32768, 32767)),
+        (1 << 30, -48, (-32768, 32767)),
+    ]:
+        expected = np.zeros((batches, rows), dtype=np.int16)
+        bias = biases if with_bias else None
+        arguments = (inputs, weights, bias, batches, columns, rows, multiplier, shift, *bounds)
+        assert _call(oracle.oracle_fully_connected_s16, *arguments, expected) == 0
+        actual = linear_s16.fully_connected_s16(
+            torch.from_numpy(inputs),
+            torch.from_numpy(weights),
+            torch.from_numpy(biases) if with_bias else None,
+            multiplier,
+            shift,
+            *bounds,
+        )
+        np.testing.assert_array_equal(actual.numpy(), expected)
 
 
 @pytest.mark.parametrize("left_shift", [-15, -3, -1, 0, 1, 5])

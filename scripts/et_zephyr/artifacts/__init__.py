@@ -79,6 +79,7 @@ def build_artifacts(
     states: Sequence[CarriedState] = (),
     scratch_for: Sequence[str] = (),
     kernels_without_fallback: Sequence[str] = (),
+    int16_tensors: Sequence[str] = (),
 ) -> Artifacts:
     kernels = program_kernels(pte)
     inputs, outputs = io
@@ -98,6 +99,8 @@ def build_artifacts(
         # program's last inputs and outputs (after those above), in this order.
         "states": [state.to_json() for state in states],
         "exposed_activations": exposed,
+        # et-export --activations int16: the operators' outputs computed in INT16.
+        "int16_tensors": list(int16_tensors),
         "exposed_layers": [o.to_json() for o in layer_data[0]] if layer_data else None,
         "operators": {
             op: {

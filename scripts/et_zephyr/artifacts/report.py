@@ -93,6 +93,12 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
     ]
     if layouts:
         lines.append(f"memory layout      {'; '.join(layouts)}")
+    int16 = manifest.get("int16_tensors") or []
+    if int16:
+        names = ", ".join(int16[:_LISTED]) + (
+            f" and {len(int16) - _LISTED} more" if len(int16) > _LISTED else ""
+        )
+        lines.append(f"INT16 activations  {len(int16)}: {names}")
     if manifest["exposed_activations"]:
         exposed = ", ".join(manifest["exposed_activations"])
         lines.append(f"extra outputs      {exposed}")
@@ -106,6 +112,10 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
         )
         lines.append("                   " + "  ".join(entries))
     return "\n".join(lines)
+
+
+# INT16 activations named in the report; the manifest has them all.
+_LISTED = 6
 
 
 def _layout_name(order: list[int]) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 import torch
+from executorch.exir import memory
 from torch.fx import GraphModule, Node
 
 from .kernels import CORTEX_M, ETHOS_U, PORTABLE, runs_on
@@ -103,6 +104,18 @@ def _value(node: object) -> torch.Tensor:
     assert isinstance(node, Node)
     value = node.meta["val"]
     return value[0] if isinstance(value, (tuple, list)) else value
+
+
+def int16_tensors(graph: GraphModule) -> list[str]:
+    """The operators' outputs that are INT16 activations (et-export --activations int16)."""
+    return [
+        node.name
+        for node in graph.graph.nodes
+        if node.op == "call_function"
+        and node.target is not memory.alloc
+        and isinstance(node.meta.get("val"), torch.Tensor)
+        and node.meta["val"].dtype == torch.int16
+    ]
 
 
 def mac_totals(stats: dict[str, OperatorStats]) -> dict[str, int]:

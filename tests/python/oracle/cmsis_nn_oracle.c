@@ -105,6 +105,20 @@ int oracle_fully_connected(const int8_t *in, const int8_t *weights, const int32_
                                   bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
 }
 
+/* 16x8: int16 input [batches, in_features], int8 weights, int64 bias (NULL: none). */
+int oracle_fully_connected_s16(const int16_t *in, const int8_t *weights, const int64_t *bias,
+                               int32_t batches, int32_t in_features, int32_t out_features,
+                               int32_t mult, int32_t shift, int32_t act_min, int32_t act_max,
+                               int16_t *out) {
+    cmsis_nn_context ctx = context();
+    cmsis_nn_fc_params params = {0, 0, 0, {act_min, act_max}};
+    cmsis_nn_per_tensor_quant_params quant = {mult, shift};
+    cmsis_nn_dims input = {batches, 1, 1, in_features}, filter = {in_features, 1, 1, out_features};
+    cmsis_nn_dims bias_dims = {1, 1, 1, out_features}, output = {batches, 1, 1, out_features};
+    return arm_fully_connected_s16(&ctx, &params, &quant, &input, in, &filter, weights, &bias_dims,
+                                   bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
+}
+
 /* NHWC input, OHWI weights, per-channel requantization. */
 int oracle_convolve(const int8_t *in, const int8_t *weights, const int32_t *bias,
                     const int32_t *mults, const int32_t *shifts, int32_t n, int32_t h, int32_t w,
