@@ -262,7 +262,10 @@ def lower_to_cortex_m(
         target_config=target.config,
     )
     try:
-        return manager.transform()
+        # Without autograd: a 16x8 layer's float bias (a parameter, quantized only when the
+        # layer is lowered) would have it trace the int16 operator, which it refuses.
+        with torch.no_grad():
+            return manager.transform()
     except Exception as error:
         # ExecuTorch names the pass in the message and the failure in the cause.
         cause = f": {first_line(error.__cause__)}" if error.__cause__ else ""

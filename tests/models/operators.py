@@ -10,7 +10,8 @@ rounding edges on the device: one output per operator.
 - a dilated convolution, a residual add, an element-wise product and a max pool;
 - (matmul()) a batch matrix product of two inputs, attention's q @ k^T;
 - (linears_16x8(), exported with --activations int16) 16x8 linears on CMSIS-NN's s16
-  kernel, rows past its 32-bit partial sums;
+  kernel, rows past its 32-bit partial sums; (convolutions_16x8()) its convolutions,
+  pools, additions and pads on an odd map;
 - the float edges: the input's 16 x 8 x 8 = 1024 elements quantize in Helium's
   16-element blocks on the M55, a 10-element output dequantizes in the scalar tail.
 
@@ -107,6 +108,33 @@ class Linears16x8(nn.Module):
         return wide, narrow, self.head(narrow)
 
 
+class Convolutions16x8(nn.Module):
+    """et-export --activations int16 on an odd 13x11 map of 5 channels: an even kernel's
+    'same' padding (asymmetric: an int16 pad first), a dilated and a strided convolution,
+    depthwise convolutions with and without a channel multiplier (CMSIS-NN's generic and
+    fast s16 kernels), a residual add with a ReLU, average and max pools with padding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.even = nn.Conv2d(5, 8, 4, padding="same")
+        self.dilated = nn.Conv2d(8, 8, 3, padding=2, dilation=2)
+        self.strided = nn.Conv2d(8, 12, 3, stride=2, padding=1)
+        self.multiplied = nn.Conv2d(8, 16, 3, padding=1, groups=8)
+        self.depthwise = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.average = nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False)
+        self.maximum = nn.MaxPool2d(3, stride=2, padding=1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        even = torch.relu(self.even(x))
+        residual = torch.relu(even + self.dilated(even))
+        return (
+            self.strided(residual),
+            self.multiplied(residual),
+            self.average(self.depthwise(residual)),
+            self.maximum(residual),
+        )
+
+
 class QueryKey(nn.Module):
     def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
         return torch.matmul(query, key.transpose(1, 2))
@@ -146,6 +174,14 @@ def linears_16x8() -> Factory:
     generator = torch.Generator().manual_seed(5)
     calibration = [(torch.randn(1, 3, 600, generator=generator),) for _ in range(32)]
     return Linears16x8().eval(), calibration[0], calibration
+
+
+def convolutions_16x8() -> Factory:
+    """et-export factory (with --activations int16): 32 calibration maps of 5 x 13 x 11."""
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(6)
+    calibration = [(torch.randn(1, 5, 13, 11, generator=generator),) for _ in range(32)]
+    return Convolutions16x8().eval(), calibration[0], calibration
 
 
 def matmul() -> Factory:

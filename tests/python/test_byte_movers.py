@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""et-zephyr's byte-moving kernels (lib/src/kernels/slice.cpp, channel_shuffle.cpp and,
-where CMSIS-NN's sources are at hand, concatenate.cpp), its bilinear resize
+"""et-zephyr's byte-moving kernels (lib/src/kernels/slice.cpp, channel_shuffle.cpp, the
+int16 pad pad_s16.cpp and, where CMSIS-NN's sources are at hand, concatenate.cpp), its
+bilinear resize
 (resize_bilinear.cpp, against reference/resize.py's integer arithmetic) and, with
 CMSIS-NN, its clipped average pool (avg_pool2d_clipped.cpp, against
 reference/pooling.py's), built with g++
@@ -30,7 +31,7 @@ from executorch.exir.tensor import dim_order_from_stride, stride_from_dim_order
 
 DRIVER = Path(__file__).parent / "byte_movers" / "byte_movers_cases.cpp"
 KERNELS = REPO / "lib/src/kernels"
-SLICE, SHUFFLE, CONCATENATE, BILINEAR, AVG_POOL = 0, 1, 2, 3, 4
+SLICE, SHUFFLE, CONCATENATE, BILINEAR, AVG_POOL, PAD_S16 = 0, 1, 2, 3, 4, 5
 CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
 
 
@@ -44,7 +45,10 @@ def _build(out: Path) -> Path:
     libdir = sysconfig.get_config_var("LIBDIR")
     sources = [
         DRIVER,
-        *(KERNELS / f"{name}.cpp" for name in ("slice", "channel_shuffle", "resize_bilinear")),
+        *(
+            KERNELS / f"{name}.cpp"
+            for name in ("slice", "channel_shuffle", "resize_bilinear", "pad_s16")
+        ),
     ]
     flags = []
     if CMSIS_NN:
@@ -118,6 +122,7 @@ class Cases:
         self.words: list[int] = []
         self.expected: list[tuple[bool, list[int]]] = []
         self.kinds: list[int] = []
+        self.widths: list[int] = []
 
     def add(
         self,
@@ -134,6 +139,7 @@ class Cases:
             self.words += _tensor_words(values, input_order)
         self.words += _tensor_words(torch.zeros_like(output), order) + arguments
         self.expected.append((refused, _in_order(output, order)))
+        self.widths.append(output.element_size())
 
 
 def _orders(rank: int) -> list[tuple[int, ...]]:
@@ -198,6 +204,7 @@ def _cases() -> Cases:
     rows = taps[0].shape[0]
     outside = [rows, *([99, 0, 0] * rows), *arguments[1 + 3 * rows :]]
     cases.add(BILINEAR, [(values, program)], resized, out_order, outside, refused=True)
+    _pad_cases(cases, rng, generator)
     if CMSIS_NN:
         for order, dim in itertools.product(_orders(4), range(4)):
             pieces = []
@@ -211,6 +218,30 @@ def _cases() -> Cases:
             cases.add(CONCATENATE, inputs, joined, out_order, [dim])
         _avg_pool_cases(cases, generator)
     return cases
+
+
+def _pad_cases(cases: Cases, rng: random.Random, generator: torch.Generator) -> None:
+    """int16 maps and sequences padded on every side in every dim order (a 16x8
+    convolution's asymmetric padding), from a 1x1 map up; an output of the wrong size is
+    refused."""
+    for rank, _ in itertools.product((2, 3, 4), range(12)):
+        shape = [rng.choice([1, 1, 2, 3, 5, 16]) for _ in range(rank)]
+        values = torch.randint(-32768, 32768, shape, dtype=torch.int16, generator=generator)
+        pre = [rng.choice([0, 0, 1, 2, 5]) for _ in range(rank)]
+        post = [rng.choice([0, 0, 1, 3]) for _ in range(rank)]
+        fill = rng.choice([0, -32768, 32767, 7])
+        padded = own_ops._pad_s16(values, pre, post, fill)
+        for order in _orders(rank):
+            program = _program_order(shape, order)
+            out_order = _program_order(list(padded.shape), order)
+            cases.add(PAD_S16, [(values, program)], padded, out_order, [*pre, *post, fill])
+    short = padded[..., :-1] if padded.shape[-1] > 1 else padded[..., :0]
+    cases.add(PAD_S16, [(values, program)], short, out_order, [*pre, *post, fill], refused=True)
+    # The output in another order than the input: refused.
+    values = torch.randint(-32768, 32768, [2, 3, 4, 5], dtype=torch.int16, generator=generator)
+    padded = own_ops._pad_s16(values, [0, 0, 1, 1], [0, 0, 2, 0], 0)
+    arguments = [0, 0, 1, 1, 0, 0, 2, 0, 0]
+    cases.add(PAD_S16, [(values, (0, 1, 2, 3))], padded, (0, 2, 3, 1), arguments, refused=True)
 
 
 def _avg_pool_cases(cases: Cases, generator: torch.Generator) -> None:
@@ -247,12 +278,12 @@ def test_the_kernels_move_the_bytes_torch_does_in_every_dim_order(tmp_path: Path
                    check=True)  # fmt: skip
     results = (tmp_path / "out.bin").read_bytes()
     offset = 0
-    for index, (refused, expected) in enumerate(cases.expected):
+    for index, ((refused, expected), width) in enumerate(zip(cases.expected, cases.widths)):
         status = results[offset]
-        got = list(
-            struct.unpack(f"{len(expected)}b", results[offset + 1 : offset + 1 + len(expected)])
-        )
-        offset += 1 + len(expected)
+        size = len(expected) * width
+        code = f"<{len(expected)}{'h' if width == 2 else 'b'}"
+        got = list(struct.unpack(code, results[offset + 1 : offset + 1 + size]))
+        offset += 1 + size
         assert status == refused, index
         if not refused:
             assert got == expected, index

@@ -21,7 +21,7 @@ import pytest
 import torch
 from et_zephyr import reference
 from et_zephyr.passes.transpose_conv_rows import direct_kernel_misplaces_rows
-from et_zephyr.reference import gates_s16, linear_s16, lstm
+from et_zephyr.reference import conv_s16, gates_s16, linear_s16, lstm
 
 CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
 pytestmark = pytest.mark.skipif(
@@ -562,6 +562,63 @@ def test_fully_connected_s16(oracle, columns, with_bias) -> None:
             *bounds,
         )
         np.testing.assert_array_equal(actual.numpy(), expected)
+
+
+CONV_S16_SHAPES = [  # (h, w, c, oc or depth multiplier, kh, kw, stride, padding, dilation)
+    (10, 10, 3, 8, 3, 3, 1, 1, 1),
+    (9, 9, 8, 5, 3, 3, 2, 1, 1),
+    (1, 1, 33, 7, 1, 1, 1, 0, 1),
+    (49, 10, 1, 64, 10, 4, 2, 1, 1),
+    (7, 7, 4, 3, 3, 3, 1, 2, 2),
+    (6, 6, 64, 9, 3, 3, 1, 1, 1),
+]
+
+
+def _s16_case(generator: np.random.Generator, shape: tuple, depthwise: bool):
+    """Inputs over the whole range 16x8 gives them (a corner at +32767), weights in
+    [-127, 127], biases to 2^36, per-channel multipliers and shifts."""
+    h, w, c, count, kh, kw, stride, padding, dilation = shape
+    oc = c * count if depthwise else count
+    x = generator.integers(-32767, 32768, size=(2, h, w, c), dtype=np.int16)
+    x[0, : h // 2, : w // 2] = 32767
+    weights = generator.integers(-127, 128, size=(1, kh, kw, oc) if depthwise else (oc, kh, kw, c))
+    weights = weights.astype(np.int8)
+    bias = generator.integers(-(1 << 36), 1 << 36, size=oc, dtype=np.int64)
+    mults = _multipliers(generator, oc)
+    shifts = generator.integers(-24, -12, size=oc).astype(np.int32)
+    oh = (h + 2 * padding - dilation * (kh - 1) - 1) // stride + 1
+    ow = (w + 2 * padding - dilation * (kw - 1) - 1) // stride + 1
+    geometry = (kh, kw, stride, stride, padding, padding, dilation, dilation, oh, ow)
+    return x, weights, bias, mults, shifts, oc, geometry
+
+
+@pytest.mark.parametrize("shape", CONV_S16_SHAPES)
+@pytest.mark.parametrize("depthwise", [False, True])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_convolution_s16(oracle, shape, depthwise, with_bias) -> None:
+    generator = np.random.default_rng(sum(shape) + depthwise)
+    x, weights, bias, mults, shifts, oc, geometry = _s16_case(generator, shape, depthwise)
+    bias_or_none = bias if with_bias else None
+    h, w, c, count = shape[:4]
+    kh, kw, stride, _, padding, _, dilation, _, oh, ow = geometry
+    expected = np.empty((2, oh, ow, oc), dtype=np.int16)
+    function = oracle.oracle_depthwise_s16 if depthwise else oracle.oracle_convolve_s16
+    arguments = (x, weights, bias_or_none, mults, shifts, 2, h, w, c, count, *geometry)
+    assert _call(function, *arguments, -32767, 30000, expected) == 0
+    args = (
+        torch.from_numpy(weights),
+        torch.from_numpy(bias) if with_bias else None,
+        [stride] * 2,
+        [padding] * 2,
+        [dilation] * 2,
+    )
+    nchw = _nchw(x).contiguous(memory_format=torch.channels_last)
+    quantization = (torch.from_numpy(mults), torch.from_numpy(shifts), -32767, 30000)
+    if depthwise:
+        actual = conv_s16.depthwise_conv2d_s16(nchw, *args, count, *quantization)
+    else:
+        actual = conv_s16.conv2d_s16(nchw, *args, *quantization)
+    assert _nhwc_bytes(actual) == expected.tobytes()
 
 
 @pytest.mark.parametrize("left_shift", [-15, -3, -1, 0, 1, 5])

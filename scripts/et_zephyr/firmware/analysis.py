@@ -21,6 +21,8 @@ MAC_OPERATORS = frozenset(
         "quantized_transpose_conv2d",
         "quantized_linear",
         "quantized_linear_s16",
+        "quantized_conv2d_s16",
+        "quantized_depthwise_conv2d_s16",
         "quantized_batch_matmul",
         "quantized_lstm",
         "quantized_gru",
@@ -80,9 +82,10 @@ def node_macs(node: Node) -> int:
     if base not in MAC_OPERATORS:
         return 0
     out, first = _value(node), _value(node.args[0])
-    if base == "quantized_conv2d":  # weight: [C_out, kH, kW, C_in]
+    if base in ("quantized_conv2d", "quantized_conv2d_s16"):  # weight: [C_out, kH, kW, C_in]
         return out.numel() * prod(_value(node.args[1]).shape[1:])
-    if base == "quantized_depthwise_conv2d":  # weight: [1, kH, kW, C_out]
+    if base in ("quantized_depthwise_conv2d", "quantized_depthwise_conv2d_s16"):
+        # weight: [1, kH, kW, C_out]
         weight = _value(node.args[1])
         return out.numel() * weight.shape[1] * weight.shape[2]
     if base == "quantized_transpose_conv2d":  # every input element meets the kernel

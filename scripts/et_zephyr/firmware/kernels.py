@@ -75,6 +75,11 @@ def check_kernels(program: ExportedProgram) -> None:
                 "integers, ignoring their quantization: the quantizer could not match the "
                 "layer; please report the model"
             )
+        if name is not None and _int16_blind(name) and _touches_int16(node):
+            raise ExportError(
+                f"operator {name} (node '{node.name}'{source_line(node)}) has no INT16 kernel "
+                "yet: export with --activations int8, or report the model"
+            )
         if name is None or name in available:
             continue
         raise ExportError(
@@ -86,6 +91,32 @@ def check_kernels(program: ExportedProgram) -> None:
 # Portable multiply-accumulate kernels: given int8 or int16 tensors they compute integer
 # sums with no zero points or scales (an unlowered layer between quantized ones).
 _INTEGER_BLIND = ("aten::convolution.", "aten::linear.", "aten::mm.", "aten::bmm.", "aten::addmm.")
+
+
+# Kernels of the Cortex-M backend and et-zephyr that take INT16 tensors; the others read
+# int8 (the float edges take both).
+_INT16_KERNELS = frozenset(
+    {
+        "cortex_m::quantize_per_tensor.out",
+        "cortex_m::dequantize_per_tensor.out",
+        "et_zephyr::quantized_linear_s16.out",
+        "et_zephyr::quantized_conv2d_s16.out",
+        "et_zephyr::quantized_depthwise_conv2d_s16.out",
+        "et_zephyr::pad_s16.out",
+        "et_zephyr::avg_pool2d_s16.out",
+        "et_zephyr::max_pool2d_s16.out",
+        "et_zephyr::add_s16.out",
+    }
+)
+
+
+def _int16_blind(name: str) -> bool:
+    return name.startswith(("cortex_m::", "et_zephyr::")) and name not in _INT16_KERNELS
+
+
+def _touches_int16(node: Node) -> bool:
+    values = [arg.meta.get("val") for arg in node.all_input_nodes] + [node.meta.get("val")]
+    return any(isinstance(v, torch.Tensor) and v.dtype == torch.int16 for v in values)
 
 
 def _reads_integers(node: Node) -> bool:

@@ -5,14 +5,17 @@ CMSIS-NN's s16 kernels take them.
 Activations are symmetric, zero point 0, in [-32767, 32767]: the s16 kernels have no
 input or output offsets. Ranges come from the calibration's minimum and maximum (a
 histogram's clipping buys little with 65,535 steps, and costs saturation on the inputs
-the calibration missed). Weights are INT8, symmetric in [-127, 127] and per tensor, as
-arm_fully_connected_s16 takes them; with them and inputs within ±32767 the s16 kernels'
-32-bit partial sums (the first 512 columns of a row) cannot wrap. Biases are left in
-float here: the lowering quantizes them to the 64-bit integers the kernels add
-(passes/int16_lowering.py).
+the calibration missed). Weights are INT8, symmetric in [-127, 127]: per tensor for
+linears, as arm_fully_connected_s16 takes them, per output channel for convolutions; with
+them and inputs within ±32767 a linear's 32-bit partial sums (the first 512 columns of a
+row) cannot wrap (a convolution's bound is checked per layer when it is lowered). Biases
+are left in float here: the lowering quantizes them to the 64-bit integers the kernels
+add (passes/int16_lowering.py).
 
-Only the operators with an s16 kernel in et-zephyr are annotated; the others keep their
-float inputs and outputs and stay in float, and the export report names them.
+Only the operators with an s16 kernel in et-zephyr are annotated (linears, plain and
+depthwise convolutions, average and max pools, additions, with a fused ReLU or clamp);
+the others keep their float inputs and outputs and stay in float, and the export report
+names them.
 """
 
 from __future__ import annotations
@@ -20,21 +23,26 @@ from __future__ import annotations
 from typing import cast
 
 import torch
+from executorch.backends.arm._passes.arm_pass_utils import get_first_fake_tensor
 from executorch.backends.arm.quantizer.arm_quantizer_utils import (
     PatternCheck,
     PatternQuantizer,
     SharedQspecQuantizer,
 )
 from executorch.backends.arm.quantizer.quantization_config import QuantizationConfig
+from executorch.backends.cortex_m.passes.passes_utils import is_channels_last
 from executorch.backends.cortex_m.quantizer.node_finders import NodeTargetNodeFinder
 from executorch.backends.cortex_m.quantizer.pattern_matcher import PatternMatcher
 from executorch.backends.cortex_m.quantizer.quantization_configs import (
     CortexMQuantizationConfig,
 )
-from executorch.backends.cortex_m.quantizer.quantizer_support import LINEAR_OP_PATTERNS
+from executorch.backends.cortex_m.quantizer.quantizer_support import (
+    CONV_OP_PATTERNS,
+    LINEAR_OP_PATTERNS,
+)
 from torch._ops import OpOverload
 from torch.fx import GraphModule, Node
-from torchao.quantization.pt2e import MinMaxObserver
+from torchao.quantization.pt2e import MinMaxObserver, PerChannelMinMaxObserver
 from torchao.quantization.pt2e.quantizer import ComposableQuantizer, QuantizationSpec
 
 from .quantizer import EtZephyrQuantizer
@@ -58,12 +66,28 @@ INT8_SYMMETRIC_WEIGHT_QSPEC = QuantizationSpec(
     qscheme=torch.per_tensor_symmetric,
     observer_or_fake_quant_ctr=MinMaxObserver,
 )
+INT8_SYMMETRIC_PER_CHANNEL_WEIGHT_QSPEC = QuantizationSpec(
+    dtype=torch.int8,
+    quant_min=WEIGHT_MIN,
+    quant_max=WEIGHT_MAX,
+    qscheme=torch.per_channel_symmetric,
+    ch_axis=0,
+    observer_or_fake_quant_ctr=PerChannelMinMaxObserver,
+)
 INT16_CONFIG = CortexMQuantizationConfig(
     INT16_ACTIVATION_QSPEC,
     INT16_ACTIVATION_QSPEC,
     INT8_SYMMETRIC_WEIGHT_QSPEC,
     None,
     f"{__name__}.INT16_CONFIG",
+)
+# Convolutions: weights per output channel, as the s16 convolutions take them.
+INT16_PER_CHANNEL_CONFIG = CortexMQuantizationConfig(
+    INT16_ACTIVATION_QSPEC,
+    INT16_ACTIVATION_QSPEC,
+    INT8_SYMMETRIC_PER_CHANNEL_WEIGHT_QSPEC,
+    None,
+    f"{__name__}.INT16_PER_CHANNEL_CONFIG",
 )
 
 
@@ -82,14 +106,97 @@ class Int16PerTensorCheck(PatternCheck):
         )
 
 
+class Int16ConvolutionCheck(Int16PerTensorCheck):
+    """A channels-last convolution the s16 kernels run: plain (one group) or depthwise."""
+
+    @classmethod
+    def check_pattern(cls, pattern: list[Node]) -> bool:
+        convolution = pattern[0]
+        groups = convolution.args[6] if len(convolution.args) > 6 else 1
+        value = get_first_fake_tensor(convolution.args[0])
+        return (
+            all(is_channels_last(get_first_fake_tensor(node)) for node in pattern)
+            and value.dim() == 4
+            and (groups == 1 or groups == value.shape[1])
+        )
+
+
+class Int16AvgPoolCheck(Int16PerTensorCheck):
+    """An average pool arm_avgpool_s16 runs: floor mode, the divisor the window's
+    positions inside the input (no padding, or padding left out of the count)."""
+
+    @classmethod
+    def check_pattern(cls, pattern: list[Node]) -> bool:
+        pool = pattern[0]
+        args = [*pool.args, *[None] * 7][:7]
+        padding, ceil_mode, count_include_pad, divisor = args[3] or [0], args[4], args[5], args[6]
+        padded = any(padding)
+        return (
+            not ceil_mode
+            and divisor is None
+            and (not padded or count_include_pad is False)
+            and is_channels_last(get_first_fake_tensor(pool.args[0]))
+        )
+
+
+class Int16MaxPoolCheck(Int16PerTensorCheck):
+    """A max pool arm_max_pool_s16 runs: floor mode, no dilation."""
+
+    @classmethod
+    def check_pattern(cls, pattern: list[Node]) -> bool:
+        pool = pattern[0]
+        args = [*pool.args, *[None] * 6][:6]
+        dilation, ceil_mode = args[4] or [1], args[5]
+        return (
+            not ceil_mode
+            and all(d == 1 for d in dilation)
+            and is_channels_last(get_first_fake_tensor(pool.args[0]))
+        )
+
+
+class Int16AddCheck(Int16PerTensorCheck):
+    """Two tensors of one shape: arm_elementwise_add_s16 does not broadcast."""
+
+    @classmethod
+    def check_pattern(cls, pattern: list[Node]) -> bool:
+        inputs = pattern[0].all_input_nodes
+        if len(inputs) != 2:
+            return False
+        a, b = (get_first_fake_tensor(node) for node in inputs)
+        return a.shape == b.shape and a.stride() == b.stride()
+
+
 _HARDSIGMOIDS = {torch.ops.aten.hardsigmoid.default, torch.ops.aten.hardsigmoid_.default}
-# A linear and the clamp fused into it. Not a hard sigmoid: fused, it moves the
-# output's zero point, and the s16 kernels have none.
-INT16_PATTERNS: dict[tuple[OpOverload, ...], type[PatternCheck]] = {
+_aten = torch.ops.aten
+_ACTIVATIONS = (
+    _aten.relu.default,
+    _aten.relu_.default,
+    _aten.hardtanh.default,
+    _aten.clamp.default,
+)
+# A linear or convolution and the clamp fused into it. Not a hard sigmoid: fused, it
+# moves the output's zero point, and the s16 kernels have none.
+LINEAR_PATTERNS: dict[tuple[OpOverload, ...], type[PatternCheck]] = {
     pattern: Int16PerTensorCheck
     for pattern in LINEAR_OP_PATTERNS
     if not _HARDSIGMOIDS.intersection(pattern)
 }
+CONVOLUTION_PATTERNS: dict[tuple[OpOverload, ...], type[PatternCheck]] = {
+    pattern: Int16ConvolutionCheck
+    for pattern in CONV_OP_PATTERNS
+    if not _HARDSIGMOIDS.intersection(pattern)
+}
+# Pools keep their input's parameters (CortexMQuantizationConfig shares them).
+POOL_PATTERNS: dict[tuple[OpOverload, ...], type[PatternCheck]] = {
+    (_aten.avg_pool2d.default,): Int16AvgPoolCheck,
+    (_aten.max_pool2d.default,): Int16MaxPoolCheck,
+    **{(_aten.max_pool2d.default, activation): Int16MaxPoolCheck for activation in _ACTIVATIONS},
+}
+ADD_PATTERNS: dict[tuple[OpOverload, ...], type[PatternCheck]] = {
+    (_aten.add.Tensor,): Int16AddCheck,
+    **{(_aten.add.Tensor, activation): Int16AddCheck for activation in _ACTIVATIONS},
+}
+INT16_PATTERNS = LINEAR_PATTERNS | CONVOLUTION_PATTERNS | POOL_PATTERNS | ADD_PATTERNS
 
 
 class Int16Quantizer(ComposableQuantizer):
@@ -98,24 +205,27 @@ class Int16Quantizer(ComposableQuantizer):
     sharing their neighbours' parameters; the rest left in float."""
 
     def __init__(self) -> None:
-        targets = sorted({pattern[0] for pattern in INT16_PATTERNS}, key=str)
         matcher = PatternMatcher(
             cast(dict[tuple[OpOverload, ...], type[PatternCheck] | None], INT16_PATTERNS),
             support_dict_name=f"{__name__}.INT16_PATTERNS",
         )
         super().__init__(
             [
-                PatternQuantizer(
-                    INT16_CONFIG,
-                    node_finder=NodeTargetNodeFinder(targets),
-                    pattern_matcher=matcher,
-                ),
-                SharedQspecQuantizer(),
+                PatternQuantizer(config, node_finder=_first_of(patterns), pattern_matcher=matcher)
+                for config, patterns in (
+                    (INT16_PER_CHANNEL_CONFIG, CONVOLUTION_PATTERNS),
+                    (INT16_CONFIG, LINEAR_PATTERNS | POOL_PATTERNS | ADD_PATTERNS),
+                )
             ]
+            + [SharedQspecQuantizer()]
         )
 
     def validate(self, model: GraphModule) -> None:
         return None
+
+
+def _first_of(patterns: dict[tuple[OpOverload, ...], type[PatternCheck]]) -> NodeTargetNodeFinder:
+    return NodeTargetNodeFinder(sorted({pattern[0] for pattern in patterns}, key=str))
 
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         return EtZephyrQuantizer().transform_for_annotation(model)

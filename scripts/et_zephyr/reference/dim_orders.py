@@ -36,7 +36,15 @@ _TO_DIM_ORDER_COPY = exir_ops.edge.dim_order_ops._to_dim_order_copy.default
 # by design) and the dim-order conversions themselves.
 _LAYOUT_AWARE = ("cortex_m", "dim_order_ops")
 # The module's kernels that, like Cortex-M's, take channels-last maps.
-_CHANNELS_LAST_OWN = frozenset({"et_zephyr::avg_pool2d_clipped"})
+_CHANNELS_LAST_OWN = frozenset(
+    {
+        "et_zephyr::avg_pool2d_clipped",
+        "et_zephyr::quantized_conv2d_s16",
+        "et_zephyr::quantized_depthwise_conv2d_s16",
+        "et_zephyr::avg_pool2d_s16",
+        "et_zephyr::max_pool2d_s16",
+    }
+)
 # The module's kernels that take tensors in any dim order they share.
 _ANY_DIM_ORDER = frozenset(
     {
@@ -44,6 +52,8 @@ _ANY_DIM_ORDER = frozenset(
         "et_zephyr::slice",
         "et_zephyr::channel_shuffle",
         "et_zephyr::resize_bilinear",
+        "et_zephyr::add_s16",
+        "et_zephyr::pad_s16",
     }
 )
 # Portable kernels that read and write all their tensors in one memory order, whichever

@@ -21,15 +21,20 @@ MIN_SHIFT = 14 - 63
 MULTIPLIER_LIMIT = 0x7FFF0000
 
 
-def reduce_multiplier(multiplier: int) -> int:
-    """REDUCE_MULTIPLIER: a Q31 multiplier rounded to Q15."""
-    return (multiplier + (1 << 15)) >> 16 if multiplier < MULTIPLIER_LIMIT else 0x7FFF
+def reduce_multiplier(multiplier: torch.Tensor | int) -> torch.Tensor:
+    """REDUCE_MULTIPLIER: a Q31 multiplier rounded to Q15 (per channel, for a tensor)."""
+    multiplier = torch.as_tensor(multiplier, dtype=torch.int64)
+    return torch.where(multiplier < MULTIPLIER_LIMIT, (multiplier + (1 << 15)) >> 16, 0x7FFF)
 
 
-def requantize_s64(sums: torch.Tensor, reduced_multiplier: int, shift: int) -> torch.Tensor:
-    """arm_nn_requantize_s64: (int32)((sum * multiplier) >> (14 - shift)), then one more
-    halving with its rounding."""
-    result = wrap32((sums * reduced_multiplier) >> (MAX_SHIFT - shift))
+def requantize_s64(
+    sums: torch.Tensor, multiplier: torch.Tensor | int, shift: torch.Tensor | int
+) -> torch.Tensor:
+    """arm_nn_requantize_s64 with REDUCE_MULTIPLIER's multiplier:
+    (int32)((sum * multiplier) >> (14 - shift)), then one more halving with its rounding.
+    Multiplier and shift broadcast (per channel)."""
+    shift = torch.as_tensor(shift, dtype=torch.int64)
+    result = wrap32((sums * reduce_multiplier(multiplier)) >> (MAX_SHIFT - shift))
     return wrap32(result + 1) >> 1
 
 
@@ -50,6 +55,6 @@ def fully_connected_s16(
     sums = vectors @ weights.to(torch.int64).t()
     if biases is not None:
         sums = sums + biases.to(torch.int64)
-    result = requantize_s64(sums, reduce_multiplier(multiplier), shift)
+    result = requantize_s64(sums, multiplier, shift)
     result = result.clamp(activation_min, activation_max).to(torch.int16)
     return result.reshape(*input.shape[:-1], weights.shape[0])

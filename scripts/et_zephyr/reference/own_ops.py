@@ -16,7 +16,7 @@ import torch
 from executorch.exir.tensor import dim_order_from_stride
 from torch.library import Library, impl, register_fake
 
-from . import gates_s16, gru, layer_norm, linear_s16, lstm, pooling, resize
+from . import add_s16, conv_s16, gates_s16, gru, layer_norm, linear_s16, lstm, pooling, resize
 from .dim_orders import with_dim_order
 
 NAMESPACE = "et_zephyr"
@@ -113,6 +113,57 @@ _library.define(
     f"quantized_linear_s16.out({_LINEAR_S16_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)"
 )
 
+# 16x8 convolutions on arm_convolve_wrapper_s16 and arm_depthwise_conv_wrapper_s16
+# (quantized_conv2d_s16.cpp, quantized_depthwise_conv2d_s16.cpp; reference/conv_s16.py):
+# channels-last int16 maps without offsets, int8 weights OHWI / [1, kH, kW, C_out] per
+# channel, int64 biases, per-channel Q31 multipliers and shifts (int32), the fused
+# activation's bounds and CMSIS-NN's scratch.
+_CONV_S16_ARGUMENTS = (
+    "Tensor input, Tensor weights, Tensor? biases, int[] stride, int[] padding, "
+    "int[] dilation, Tensor multipliers, Tensor shifts, int activation_min, "
+    "int activation_max, Tensor scratch"
+)
+_DEPTHWISE_S16_ARGUMENTS = _CONV_S16_ARGUMENTS.replace(
+    "int[] dilation, ", "int[] dilation, int depth_multiplier, "
+)
+for _name, _arguments in (
+    ("quantized_conv2d_s16", _CONV_S16_ARGUMENTS),
+    ("quantized_depthwise_conv2d_s16", _DEPTHWISE_S16_ARGUMENTS),
+):
+    _library.define(f"{_name}({_arguments}) -> Tensor")
+    _library.define(f"{_name}.out({_arguments}, *, Tensor(a!) out) -> Tensor(a!)")
+
+# A constant pad of an int16 tensor of up to four dimensions (a 16x8 convolution's
+# asymmetric padding): pre_pad and post_pad for each dimension, the output in the input's
+# dim order (pad_s16.cpp); cortex_m::pad takes int8 only.
+_PAD_S16_ARGUMENTS = "Tensor input, int[] pre_pad, int[] post_pad, int value"
+_library.define(f"pad_s16({_PAD_S16_ARGUMENTS}) -> Tensor")
+_library.define(f"pad_s16.out({_PAD_S16_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
+
+# 16x8 pooling on arm_avgpool_s16 and arm_max_pool_s16 (avg_pool2d_s16.cpp,
+# max_pool2d_s16.cpp; reference/pooling.py): channels-last int16 maps, the output in the
+# input's steps, clamped to the fused activation's bounds; the average pool's windows count
+# their positions inside the input, and it takes CMSIS-NN's scratch.
+_POOL_S16_ARGUMENTS = (
+    "Tensor input, int[] kernel_size, int[] stride, int[] padding, int activation_min, "
+    "int activation_max"
+)
+_library.define(f"max_pool2d_s16({_POOL_S16_ARGUMENTS}) -> Tensor")
+_library.define(f"max_pool2d_s16.out({_POOL_S16_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
+_library.define(f"avg_pool2d_s16({_POOL_S16_ARGUMENTS}, Tensor scratch) -> Tensor")
+_library.define(
+    f"avg_pool2d_s16.out({_POOL_S16_ARGUMENTS}, Tensor scratch, *, Tensor(a!) out) -> Tensor(a!)"
+)
+
+# A 16x8 addition of two int16 tensors of one shape on arm_elementwise_add_s16 (add_s16.cpp;
+# reference/add_s16.py): each input's and the sum's Q31 multiplier and shift.
+_ADD_S16_ARGUMENTS = (
+    "Tensor a, Tensor b, int[] input_multipliers, int[] input_shifts, int output_multiplier, "
+    "int output_shift, int activation_min, int activation_max"
+)
+_library.define(f"add_s16({_ADD_S16_ARGUMENTS}) -> Tensor")
+_library.define(f"add_s16.out({_ADD_S16_ARGUMENTS}, *, Tensor(a!) out) -> Tensor(a!)")
+
 # `namespace::name.overload` of each operator with a kernel in lib/src/kernels.
 KERNELS: frozenset[str] = frozenset(
     f"{NAMESPACE}::{name}.out"
@@ -126,6 +177,12 @@ KERNELS: frozenset[str] = frozenset(
         "quantized_lstm",
         "quantized_gru",
         "quantized_linear_s16",
+        "quantized_conv2d_s16",
+        "quantized_depthwise_conv2d_s16",
+        "pad_s16",
+        "avg_pool2d_s16",
+        "max_pool2d_s16",
+        "add_s16",
     )
 )
 
@@ -270,6 +327,112 @@ def _avg_pool2d_clipped(input: torch.Tensor, *args: object) -> torch.Tensor:
 def _avg_pool2d_clipped_out(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
     out.copy_(pooling.avg_pool2d_clipped(input, *args))  # type: ignore[arg-type]
     return out
+
+
+def _padded(
+    input: torch.Tensor, pre_pad: list[int], post_pad: list[int], value: int
+) -> torch.Tensor:
+    """The input padded before and after each dimension, in the input's dim order. Moving
+    elements only: torch's pad is the kernel's."""
+    pads: list[int] = []
+    for before, after in zip(reversed(pre_pad), reversed(post_pad)):
+        pads += [before, after]
+    return _in_dim_order_of(input, torch.nn.functional.pad(input, pads, value=value))
+
+
+@register_fake(f"{NAMESPACE}::pad_s16")  # type: ignore[misc]
+def _pad_s16_fake(input: torch.Tensor, pre_pad: list[int], post_pad: list[int], value: int):
+    shape = [size + a + b for size, a, b in zip(input.shape, pre_pad, post_pad)]
+    return _empty_in_dim_order_of(input, shape)
+
+
+@impl(_library, "pad_s16", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _pad_s16(input: torch.Tensor, pre_pad: list[int], post_pad: list[int], value: int):
+    return _padded(input, pre_pad, post_pad, value)
+
+
+@impl(_library, "pad_s16.out", "CompositeExplicitAutograd")  # type: ignore[misc]
+def _pad_s16_out(
+    input: torch.Tensor, pre_pad: list[int], post_pad: list[int], value: int, *, out: torch.Tensor
+) -> torch.Tensor:
+    out.copy_(_padded(input, pre_pad, post_pad, value))
+    return out
+
+
+def _pooled_fake(input: torch.Tensor, kernel_size, stride, padding, *args) -> torch.Tensor:
+    shape = _convolved_shape(input, input.shape[1], kernel_size, stride, padding, [1, 1])
+    return _empty_in_dim_order_of(input, shape)
+
+
+register_fake(f"{NAMESPACE}::max_pool2d_s16")(_pooled_fake)
+register_fake(f"{NAMESPACE}::avg_pool2d_s16")(_pooled_fake)
+
+
+def _register_s16(name: str, compute: Callable[..., torch.Tensor], scratch: bool) -> None:
+    """The host reference of an int16 operator whose output keeps its first input's dim
+    order; with `scratch`, its last argument is the kernel's alone."""
+
+    def operands(args: tuple) -> tuple:
+        return args[:-1] if scratch else args
+
+    def values(input: torch.Tensor, *args: object) -> torch.Tensor:
+        return _in_dim_order_of(input, compute(input, *operands(args)))
+
+    def out_variant(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
+        out.copy_(compute(input, *operands(args)))
+        return out
+
+    _library.impl(name, values, "CompositeExplicitAutograd")
+    _library.impl(f"{name}.out", out_variant, "CompositeExplicitAutograd")
+
+
+_register_s16("max_pool2d_s16", pooling.max_pool2d_s16, scratch=False)
+_register_s16("avg_pool2d_s16", pooling.avg_pool2d_s16, scratch=True)
+_register_s16("add_s16", add_s16.add_s16, scratch=False)
+
+
+@register_fake(f"{NAMESPACE}::add_s16")  # type: ignore[misc]
+def _add_s16_fake(a: torch.Tensor, b: torch.Tensor, *args: object) -> torch.Tensor:
+    return _empty_in_dim_order_of(a, list(a.shape))
+
+
+def _convolved_shape(
+    input: torch.Tensor,
+    channels: int,
+    kernel: list[int],
+    stride: list[int],
+    padding: list[int],
+    dilation: list[int],
+) -> list[int]:
+    spatial = [
+        (size + 2 * pad - rate * (taps - 1) - 1) // step + 1
+        for size, taps, step, pad, rate in zip(input.shape[2:], kernel, stride, padding, dilation)
+    ]
+    return [input.shape[0], channels, *spatial]
+
+
+@register_fake(f"{NAMESPACE}::quantized_conv2d_s16")  # type: ignore[misc]
+def _conv2d_s16_fake(
+    input: torch.Tensor, weights: torch.Tensor, biases: object, stride, padding, dilation, *args
+) -> torch.Tensor:
+    shape = _convolved_shape(
+        input, weights.shape[0], list(weights.shape[1:3]), stride, padding, dilation
+    )
+    return _empty_in_dim_order_of(input, shape)
+
+
+@register_fake(f"{NAMESPACE}::quantized_depthwise_conv2d_s16")  # type: ignore[misc]
+def _depthwise_s16_fake(
+    input: torch.Tensor, weights: torch.Tensor, biases: object, stride, padding, dilation, *args
+) -> torch.Tensor:
+    shape = _convolved_shape(
+        input, weights.shape[3], list(weights.shape[1:3]), stride, padding, dilation
+    )
+    return _empty_in_dim_order_of(input, shape)
+
+
+_register_s16("quantized_conv2d_s16", conv_s16.conv2d_s16, scratch=True)
+_register_s16("quantized_depthwise_conv2d_s16", conv_s16.depthwise_conv2d_s16, scratch=True)
 
 
 def _recurrent_output_shape(

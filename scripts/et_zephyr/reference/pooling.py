@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """cortex_m::quantized_avg_pool2d, et_zephyr::avg_pool2d_clipped and
-cortex_m::quantized_max_pool2d as arm_avgpool_s8 and arm_max_pool_s8 compute them.
+cortex_m::quantized_max_pool2d as arm_avgpool_s8 and arm_max_pool_s8 compute them, and
+et_zephyr::avg_pool2d_s16 and ::max_pool2d_s16 as arm_avgpool_s16 and arm_max_pool_s16
+(the same arithmetic on int16 values, clamped to the fused activation's bounds).
 
 CMSIS-NN averages the raw int8 values (input and output share their quantization)
 and rounds the integer mean half away from zero:
@@ -57,6 +59,40 @@ def avg_pool2d_clipped(
     (i * stride - padding) and is clipped to the input, wherever it ends (PyTorch's
     ceil mode adds such windows; lib/src/kernels/avg_pool2d_clipped.cpp)."""
     del scratch
+    mean = _window_means(values, kernel_size, stride, padding, output_size)
+    result = mean.clamp(_ACTIVATION_MIN, _ACTIVATION_MAX).to(torch.int8)
+    return result.contiguous(memory_format=torch.channels_last)
+
+
+def avg_pool2d_s16(
+    values: torch.Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    activation_min: int,
+    activation_max: int,
+) -> torch.Tensor:
+    """arm_avgpool_s16: each window's positions inside the input averaged as the int8
+    kernel does (the DSP loop's saturating 32-bit sums of int16 values cannot saturate
+    below 65,536 positions)."""
+    (kernel_h, kernel_w), (stride_h, stride_w) = _pair(kernel_size), _pair(stride)
+    pad_h, pad_w = _pair(padding)
+    height, width = values.shape[2:]
+    out_h = (height + 2 * pad_h - kernel_h) // stride_h + 1
+    out_w = (width + 2 * pad_w - kernel_w) // stride_w + 1
+    mean = _window_means(values, kernel_size, stride, padding, [out_h, out_w])
+    result = mean.clamp(activation_min, activation_max).to(torch.int16)
+    return result.contiguous(memory_format=torch.channels_last)
+
+
+def _window_means(
+    values: torch.Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_size: Sequence[int],
+) -> torch.Tensor:
+    """The rounded integer mean of each window's positions inside the input (int64)."""
     kernel, steps, (pad_h, pad_w) = _pair(kernel_size), _pair(stride), _pair(padding)
     out_h, out_w = output_size
     height, width = values.shape[2:]
@@ -75,9 +111,7 @@ def avg_pool2d_clipped(
     if bool((counts == 0).any()):
         raise ValueError("quantized_avg_pool2d: a window lies wholly outside the input")
     half = counts // 2
-    mean = torch.div(torch.where(sums > 0, sums + half, sums - half), counts, rounding_mode="trunc")
-    result = mean.clamp(_ACTIVATION_MIN, _ACTIVATION_MAX).to(torch.int8)
-    return result.contiguous(memory_format=torch.channels_last)
+    return torch.div(torch.where(sums > 0, sums + half, sums - half), counts, rounding_mode="trunc")
 
 
 def max_pool2d(
@@ -96,6 +130,30 @@ def max_pool2d(
     if _pair(dilation) != (1, 1) or ceil_mode:
         # ExecuTorch's kernel refuses both (the lowering never emits them).
         raise ValueError("quantized_max_pool2d: dilation and ceil_mode are not supported")
+    result = _window_maxima(values, kernel_size, stride, padding)
+    result = result.clamp(activation_min, activation_max).to(torch.int8)
+    return result.contiguous(memory_format=torch.channels_last)
+
+
+def max_pool2d_s16(
+    values: torch.Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    activation_min: int,
+    activation_max: int,
+) -> torch.Tensor:
+    """arm_max_pool_s16: the largest int16 value of each window's positions inside the
+    input, clamped."""
+    result = _window_maxima(values, kernel_size, stride, padding)
+    result = result.clamp(activation_min, activation_max).to(torch.int16)
+    return result.contiguous(memory_format=torch.channels_last)
+
+
+def _window_maxima(
+    values: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int]
+) -> torch.Tensor:
+    """The largest value of each window's positions inside the input (int32)."""
     (kernel_h, kernel_w), (stride_h, stride_w) = _pair(kernel_size), _pair(stride)
     pad_h, pad_w = _pair(padding)
     batch, channels, height, width = values.shape
@@ -103,26 +161,25 @@ def max_pool2d(
     out_w = (width + 2 * pad_w - kernel_w) // stride_w + 1
     if out_h < 1 or out_w < 1:
         raise ValueError(f"quantized_max_pool2d: a {kernel_h}x{kernel_w} window exceeds the map")
-    # Positions outside the input hold a value below every int8: they never win, and a
+    # Positions outside the input hold a value below every int16: they never win, and a
     # window with no position inside the input (which the kernel leaves unwritten) shows.
-    outside = -(1 << 15)
+    outside = -(1 << 16)
     padded = torch.full(
         (batch, channels, (out_h - 1) * stride_h + kernel_h, (out_w - 1) * stride_w + kernel_w),
         outside,
-        dtype=torch.int16,
+        dtype=torch.int32,
     )
     rows = min(height, padded.shape[2] - pad_h)
     cols = min(width, padded.shape[3] - pad_w)
     padded[:, :, pad_h : pad_h + rows, pad_w : pad_w + cols] = values[:, :, :rows, :cols]
-    result = torch.full((batch, channels, out_h, out_w), outside, dtype=torch.int16)
+    result = torch.full((batch, channels, out_h, out_w), outside, dtype=torch.int32)
     for row in range(kernel_h):
         for col in range(kernel_w):
             window = padded[:, :, row::stride_h, col::stride_w][:, :, :out_h, :out_w]
             result = torch.maximum(result, window)
     if bool((result == outside).any()):
         raise ValueError("quantized_max_pool2d: a window lies wholly in the padding")
-    result = result.clamp(activation_min, activation_max).to(torch.int8)
-    return result.contiguous(memory_format=torch.channels_last)
+    return result
 
 
 def _pair(value: Sequence[int]) -> tuple[int, int]:

@@ -6,23 +6,26 @@
  * Host driver for et-zephyr's byte-moving kernels (lib/src/kernels/slice.cpp,
  * channel_shuffle.cpp and, with -DWITH_CMSIS_NN, concatenate.cpp), its bilinear
  * resize (resize_bilinear.cpp) and, with -DWITH_CMSIS_NN, its clipped average pool
- * (avg_pool2d_clipped.cpp) on ExecuTorch tensors in any dim order. Reads cases from a file of
- * int64 words, writes each case's status (0: ran, 1: refused) and output bytes, in memory order, to
- * another:
+ * (avg_pool2d_clipped.cpp), and the int16 pad (pad_s16.cpp) on ExecuTorch tensors in any dim
+ * order. Reads cases from a file of int64 words, writes each case's status (0: ran, 1: refused)
+ * and output bytes, in memory order, to another:
  *
  *   case:   kind (0 slice, 1 channel_shuffle, 2 concatenate, 3 resize_bilinear,
- *           4 avg_pool2d_clipped), inputs, then per input a tensor, then the output's
- *           tensor, then kind's arguments (for resize_bilinear: the row and column taps,
- *           each a count of output indices and then 3 words per index; for
+ *           4 avg_pool2d_clipped, 5 pad_s16), inputs, then per input a tensor, then the
+ *           output's tensor, then kind's arguments (for resize_bilinear: the row and column
+ *           taps, each a count of output indices and then 3 words per index; for
  *           avg_pool2d_clipped: kernel, stride, padding and output size, two words each,
- *           then the scratch's bytes)
- *   tensor: rank, sizes[rank], dim_order[rank], then numel bytes (one word each)
+ *           then the scratch's bytes; for pad_s16: the pads before and after each
+ *           dimension, then the value)
+ *   tensor: rank, sizes[rank], dim_order[rank], then numel elements (one word each; int16
+ *           for pad_s16, int8 otherwise)
  *
  * tests/python/test_byte_movers.py builds it with g++ against the executorch wheel.
  */
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
@@ -40,6 +43,8 @@ Tensor &slice_out(KernelRuntimeContext &, const Tensor &, int64_t, int64_t, int6
 Tensor &channel_shuffle_out(KernelRuntimeContext &, const Tensor &, int64_t, Tensor &);
 Tensor &resize_bilinear_out(KernelRuntimeContext &, const Tensor &, const Tensor &, const Tensor &,
                             Tensor &);
+Tensor &pad_s16_out(KernelRuntimeContext &, const Tensor &, ArrayRef<int64_t>, ArrayRef<int64_t>,
+                    int64_t, Tensor &);
 #ifdef WITH_CMSIS_NN
 Tensor &concatenate_out(KernelRuntimeContext &, ArrayRef<Tensor>, int64_t, Tensor &);
 Tensor &avg_pool2d_clipped_out(KernelRuntimeContext &, const Tensor &, ArrayRef<int64_t>,
@@ -65,7 +70,7 @@ struct Owned {
     TensorImpl *impl = nullptr;
 };
 
-void read_tensor(Words &in, Owned &t) {
+void read_tensor(Words &in, Owned &t, ScalarType type) {
     const auto rank = static_cast<size_t>(in.take());
     t.sizes.resize(rank);
     t.dim_order.resize(rank);
@@ -83,12 +88,14 @@ void read_tensor(Words &in, Owned &t) {
         t.strides[t.dim_order[i]] = static_cast<TensorImpl::StridesType>(stride);
         stride *= t.sizes[t.dim_order[i]];
     }
-    t.bytes.resize(numel);
-    for (auto &b : t.bytes) {
-        b = static_cast<int8_t>(in.take());
+    const size_t width = type == ScalarType::Short ? sizeof(int16_t) : sizeof(int8_t);
+    t.bytes.resize(numel * width);
+    for (size_t i = 0; i < numel; ++i) {
+        const auto value = static_cast<int16_t>(in.take());
+        std::memcpy(t.bytes.data() + i * width, &value, width); // little-endian
     }
-    t.impl = new TensorImpl(ScalarType::Char, static_cast<ssize_t>(rank), t.sizes.data(),
-                            t.bytes.data(), t.dim_order.data(), t.strides.data());
+    t.impl = new TensorImpl(type, static_cast<ssize_t>(rank), t.sizes.data(), t.bytes.data(),
+                            t.dim_order.data(), t.strides.data());
 }
 
 /* int32 taps [count, 3] for resize_bilinear. */
@@ -134,12 +141,13 @@ int main(int argc, char **argv) {
     while (in.next < in.words.size()) {
         const int64_t kind = in.take();
         const auto count = static_cast<size_t>(in.take());
+        const ScalarType type = kind == 5 ? ScalarType::Short : ScalarType::Char;
         std::vector<Owned> inputs(count);
         for (auto &t : inputs) {
-            read_tensor(in, t);
+            read_tensor(in, t, type);
         }
         Owned output;
-        read_tensor(in, output);
+        read_tensor(in, output, type);
         Tensor result(output.impl);
         KernelRuntimeContext context;
         if (kind == 0) {
@@ -158,6 +166,15 @@ int main(int argc, char **argv) {
                                                    Tensor(rows.impl), Tensor(columns.impl), result);
             delete rows.impl;
             delete columns.impl;
+        } else if (kind == 5) {
+            const auto rank = static_cast<size_t>(inputs[0].sizes.size());
+            std::vector<int64_t> pads(2 * rank);
+            for (auto &p : pads) {
+                p = in.take();
+            }
+            et_zephyr::native::pad_s16_out(
+                context, Tensor(inputs[0].impl), ArrayRef<int64_t>(pads.data(), rank),
+                ArrayRef<int64_t>(pads.data() + rank, rank), in.take(), result);
         } else if (kind == 4) {
 #ifdef WITH_CMSIS_NN
             int64_t pairs[8];

@@ -119,6 +119,39 @@ int oracle_fully_connected_s16(const int16_t *in, const int8_t *weights, const i
                                    bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
 }
 
+/* 16x8: NHWC int16 input, OHWI weights, int64 bias (NULL: none), per-channel
+ * requantization. */
+int oracle_convolve_s16(const int16_t *in, const int8_t *weights, const int64_t *bias,
+                        const int32_t *mults, const int32_t *shifts, int32_t n, int32_t h,
+                        int32_t w, int32_t c, int32_t oc, int32_t kh, int32_t kw, int32_t sh,
+                        int32_t sw, int32_t ph, int32_t pw, int32_t dh, int32_t dw, int32_t oh,
+                        int32_t ow, int32_t act_min, int32_t act_max, int16_t *out) {
+    cmsis_nn_context ctx = context();
+    cmsis_nn_conv_params params = {0, 0, {sw, sh}, {pw, ph}, {dw, dh}, {act_min, act_max}};
+    cmsis_nn_per_channel_quant_params quant = {(int32_t *)mults, (int32_t *)shifts};
+    cmsis_nn_dims input = {n, h, w, c}, filter = {oc, kh, kw, c}, bias_dims = {1, 1, 1, oc};
+    cmsis_nn_dims output = {n, oh, ow, oc};
+    cmsis_nn_bias_data bias_data = {bias, false};
+    return arm_convolve_wrapper_s16(&ctx, &params, &quant, &input, in, &filter, weights, &bias_dims,
+                                    &bias_data, &output, out) != ARM_CMSIS_NN_SUCCESS;
+}
+
+/* 16x8: NHWC int16 input, [1, H, W, C * multiplier] weights, int64 bias. */
+int oracle_depthwise_s16(const int16_t *in, const int8_t *weights, const int64_t *bias,
+                         const int32_t *mults, const int32_t *shifts, int32_t n, int32_t h,
+                         int32_t w, int32_t c, int32_t multiplier, int32_t kh, int32_t kw,
+                         int32_t sh, int32_t sw, int32_t ph, int32_t pw, int32_t dh, int32_t dw,
+                         int32_t oh, int32_t ow, int32_t act_min, int32_t act_max, int16_t *out) {
+    cmsis_nn_context ctx = context();
+    cmsis_nn_dw_conv_params params = {0,        0,        multiplier,        {sw, sh},
+                                      {pw, ph}, {dw, dh}, {act_min, act_max}};
+    cmsis_nn_per_channel_quant_params quant = {(int32_t *)mults, (int32_t *)shifts};
+    cmsis_nn_dims input = {n, h, w, c}, filter = {1, kh, kw, c * multiplier};
+    cmsis_nn_dims bias_dims = {1, 1, 1, c * multiplier}, output = {n, oh, ow, c * multiplier};
+    return arm_depthwise_conv_wrapper_s16(&ctx, &params, &quant, &input, in, &filter, weights,
+                                          &bias_dims, bias, &output, out) != ARM_CMSIS_NN_SUCCESS;
+}
+
 /* NHWC input, OHWI weights, per-channel requantization. */
 int oracle_convolve(const int8_t *in, const int8_t *weights, const int32_t *bias,
                     const int32_t *mults, const int32_t *shifts, int32_t n, int32_t h, int32_t w,
