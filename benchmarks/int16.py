@@ -13,7 +13,10 @@ program) and RAM (planned arena + method + temp allocator).
   others' scale), RMSE of its prediction;
 - anomaly_autoencoder: MLPerf Tiny's anomaly-detection autoencoder (640 log-mel values,
   benchmarks/mlperf_tiny_models.py) trained on synthetic machine hum, AUC of its
-  reconstruction error between normal and anomalous frames.
+  reconstruction error between normal and anomalous frames;
+- signal_denoiser: a 1-D convolutional denoiser of sensor signals whose amplitude spans
+  three orders of magnitude, the output's SNR in dB (median over the test signals);
+- residual_chain: a regressor of 12 residual blocks (linear + ReLU each), RMSE.
 
     python benchmarks/int16.py [-t cortex-m4] [MODEL ...]
 """
@@ -21,6 +24,7 @@ program) and RAM (planned arena + method + temp allocator).
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 import sys
 from collections.abc import Callable
@@ -35,14 +39,20 @@ from et_zephyr.common.runtime_quiet import quiet_imports  # noqa: E402
 
 with quiet_imports():
     import torch
-    from et_zephyr.api import ExportOptions, export
+    from et_zephyr.api import ExportOptions, export, export_qat, prepare_qat
+    from et_zephyr.artifacts import Artifacts
     from et_zephyr.common.table import format_table
     from et_zephyr.frontend.loading import ModelBundle
     from et_zephyr.reference.emulate import run_pte
     from mlperf_tiny_models import AutoEncoder
     from torch import nn
+    from torch.fx import GraphModule
+    from torchao.quantization.pt2e import move_exported_model_to_train
 
 TEST_SAMPLES = 256
+BATCH = 64
+# Quantization-aware fine-tuning of the trained float model (INT8, et_zephyr.api.prepare_qat).
+QAT_STEPS = 500
 
 
 @dataclass
@@ -53,19 +63,29 @@ class Task:
     # The task's metric from the model's outputs on `test` (one row a sample).
     metric: Callable[[torch.Tensor], float]
     metric_name: str
+    # What the model was trained on, for quantization-aware fine-tuning.
+    train_inputs: torch.Tensor
+    train_targets: torch.Tensor
 
 
-def _train(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, steps: int) -> None:
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+def _train(
+    model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, steps: int, lr: float = 1e-3
+) -> None:
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     generator = torch.Generator().manual_seed(1)
-    model.train()
+    exported = isinstance(model, GraphModule)  # a prepare_qat model: no train()/eval()
+    if exported:
+        move_exported_model_to_train(model)
+    else:
+        model.train()
     for _ in range(steps):
-        batch = torch.randint(0, inputs.shape[0], (64,), generator=generator)
+        batch = torch.randint(0, inputs.shape[0], (BATCH,), generator=generator)
         loss = nn.functional.mse_loss(model(inputs[batch]), targets[batch])
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    model.eval()
+    if not exported:
+        model.eval()
 
 
 def sensor_regression() -> Task:
@@ -88,7 +108,7 @@ def sensor_regression() -> Task:
         return math.sqrt(nn.functional.mse_loss(predicted.reshape(test_y.shape), test_y).item())
 
     calibration = [train_x[i : i + 1] for i in range(64)]
-    return Task(model, calibration, test_x, rmse, "RMSE")
+    return Task(model, calibration, test_x, rmse, "RMSE", train_x, train_y)
 
 
 def _hum(count: int, anomalous: bool, generator: torch.Generator) -> torch.Tensor:
@@ -125,12 +145,98 @@ def anomaly_autoencoder() -> Task:
         return above.double().mean().item()
 
     calibration = [normal[i : i + 1] for i in range(64)]
-    return Task(model, calibration, test, auc, "AUC")
+    return Task(model, calibration, test, auc, "AUC", normal, normal)
+
+
+def _signals(count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Noisy and clean [count, 1, 1, 128] signals: two tones, amplitude 10^-2 to 10^1."""
+    time = torch.arange(128).float()
+    frequency = 0.05 + 0.25 * torch.rand(count, 2, 1, generator=generator)
+    phase = 6.3 * torch.rand(count, 2, 1, generator=generator)
+    clean = torch.sin(frequency * time + phase).sum(1)
+    amplitude = 10.0 ** (3.0 * torch.rand(count, 1, generator=generator) - 2.0)
+    clean = clean * amplitude
+    noisy = clean + 0.2 * amplitude * torch.randn(count, 128, generator=generator)
+    return noisy.view(count, 1, 1, 128), clean.view(count, 1, 1, 128)
+
+
+class Denoiser(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(
+            nn.Conv2d(1, 16, (1, 9), padding=(0, 4)),
+            nn.ReLU(),
+            nn.Conv2d(16, 16, (1, 9), padding=(0, 4)),
+            nn.ReLU(),
+            nn.Conv2d(16, 1, (1, 9), padding=(0, 4)),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x - self.layers(x)
+
+
+def signal_denoiser() -> Task:
+    generator = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    model = Denoiser()
+    noisy, clean = _signals(4096, generator)
+    # Each signal weighs the same whatever its amplitude: trained on unit-scale copies.
+    scale = clean.abs().amax((1, 2, 3), keepdim=True)
+    _train(model, noisy / scale, clean / scale, 1500)
+    test_noisy, test_clean = _signals(TEST_SAMPLES, generator)
+
+    def snr(denoised: torch.Tensor) -> float:
+        error = (denoised.reshape(test_clean.shape) - test_clean).pow(2).mean((1, 2, 3))
+        power = test_clean.pow(2).mean((1, 2, 3))
+        return (10 * torch.log10(power / error)).median().item()
+
+    calibration = [noisy[i : i + 1] for i in range(64)]
+    return Task(model, calibration, test_noisy, snr, "SNR dB", noisy / scale, clean / scale)
+
+
+class ResidualChain(nn.Module):
+    def __init__(self, blocks: int = 12, width: int = 32) -> None:
+        super().__init__()
+        self.stem = nn.Linear(8, width)
+        self.blocks = nn.ModuleList(nn.Linear(width, width) for _ in range(blocks))
+        self.head = nn.Linear(width, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.stem(x)
+        for block in self.blocks:
+            h = h + torch.relu(block(h))
+        return self.head(h)
+
+
+def residual_chain() -> Task:
+    generator = torch.Generator().manual_seed(0)
+
+    def samples(count: int) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.randn(count, 8, generator=generator)
+        y = torch.tanh(x[:, :1] * x[:, 1:2]) + 0.3 * torch.cos(2 * x[:, 2:3]) + 0.1 * x[:, 3:4]
+        return x, y
+
+    torch.manual_seed(0)
+    model = ResidualChain()
+    with torch.no_grad():
+        for block in model.blocks:
+            block.weight.mul_(0.3)
+    train_x, train_y = samples(8192)
+    _train(model, train_x, train_y, 3000)
+    test_x, test_y = samples(TEST_SAMPLES)
+
+    def rmse(predicted: torch.Tensor) -> float:
+        return math.sqrt(nn.functional.mse_loss(predicted.reshape(test_y.shape), test_y).item())
+
+    calibration = [train_x[i : i + 1] for i in range(64)]
+    return Task(model, calibration, test_x, rmse, "RMSE", train_x, train_y)
 
 
 TASKS: dict[str, Callable[[], Task]] = {
     "sensor_regression": sensor_regression,
     "anomaly_autoencoder": anomaly_autoencoder,
+    "signal_denoiser": signal_denoiser,
+    "residual_chain": residual_chain,
 }
 
 
@@ -141,11 +247,12 @@ def rows(name: str, target: str) -> list[tuple[str, ...]]:
         reference = task.model(task.test)
     spread = (reference.max() - reference.min()).item()
     result = [(name, "float", f"{task.metric_name} {task.metric(reference):.4f}", "", "", "")]
-    for width in ("int8", "int16"):
-        bundle = ModelBundle(task.model, (task.test[:1],), [(x,) for x in task.calibration])
-        options = ExportOptions(target=target, name=name, activations=width, verify=False)
+    for width in ("int8", "int8 QAT", "int16"):
+        options = ExportOptions(
+            target=target, name=name, activations=width.split()[0], verify=False
+        )
         with quiet_imports():
-            artifacts = export(bundle, options)
+            artifacts = _export(task, width, options)
         pte = artifacts.files[f"{name}.pte"]
         isa = artifacts.manifest["target"]["isa"]
         outputs = torch.cat([run_pte(pte, (x.unsqueeze(0),), isa)[0] for x in task.test])
@@ -153,7 +260,7 @@ def rows(name: str, target: str) -> list[tuple[str, ...]]:
         memory = artifacts.manifest["memory"]
         ram = sum(entry["bytes"] for entry in memory["planned"])
         ram += memory["method_allocator"] + memory["temp_allocator"]
-        label = "INT8" if width == "int8" else "16x8"
+        label = {"int8": "INT8", "int8 QAT": "INT8 QAT", "int16": "16x8"}[width]
         result.append(
             (
                 name,
@@ -165,6 +272,25 @@ def rows(name: str, target: str) -> list[tuple[str, ...]]:
             )
         )
     return result
+
+
+def _export(task: Task, width: str, options: ExportOptions) -> Artifacts:
+    """Post-training quantization, or with "QAT" the trained model fine-tuned through
+    et-export's fake quantization first (at a tenth of the learning rate)."""
+    example = (task.test[:1],)
+    if not width.endswith("QAT"):
+        bundle = ModelBundle(task.model, example, [(x,) for x in task.calibration])
+        return export(bundle, options)
+    model = copy.deepcopy(task.model)
+    prepared = prepare_qat(model, (task.train_inputs[:BATCH],))
+    channels_last = prepared.meta["channels_last"]
+    layout = (
+        (lambda x: x.contiguous(memory_format=torch.channels_last))
+        if channels_last
+        else (lambda x: x)
+    )
+    _train(prepared, layout(task.train_inputs), task.train_targets, QAT_STEPS, lr=1e-4)
+    return export_qat(prepared, example, options)
 
 
 def main() -> int:

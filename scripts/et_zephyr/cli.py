@@ -173,9 +173,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default="int8",
         help="the activations' integer width. int16: 16x8 quantization (INT16 activations, "
         "INT8 weights) on CMSIS-NN's s16 kernels, for models whose accuracy INT8 costs "
-        "(regressions, reconstructions, long residual chains); twice the activation memory "
-        "and more instructions. Linears (with a fused ReLU or clamp) run in INT16 so far; "
-        "other operators stay in float, and the report names them",
+        "(unnormalized inputs, signals of wide range, regressions, long residual chains); "
+        "twice the activation memory and more instructions. Linears, convolutions, "
+        "depthwise convolutions, pools and additions run in INT16; other operators stay in "
+        "float, and the report names them",
     )
     parser.add_argument(
         "--float-ops",

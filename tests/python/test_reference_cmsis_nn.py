@@ -21,7 +21,7 @@ import pytest
 import torch
 from et_zephyr import reference
 from et_zephyr.passes.transpose_conv_rows import direct_kernel_misplaces_rows
-from et_zephyr.reference import conv_s16, gates_s16, linear_s16, lstm
+from et_zephyr.reference import add_s16, conv_s16, gates_s16, linear_s16, lstm, pooling
 
 CMSIS_NN = os.environ.get("ET_ZEPHYR_CMSIS_NN_DIR")
 pytestmark = pytest.mark.skipif(
@@ -137,6 +137,64 @@ def test_pools(oracle, hw, kernel, stride, padding) -> None:
                     x, list(kernel), list(stride), list(padding), [1, 1], False, 3, 3, low, high
                 )
                 assert _nhwc_bytes(actual) == expected.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("hw", "kernel", "stride", "padding"),
+    [
+        ((8, 8), (8, 8), (8, 8), (0, 0)),
+        ((1, 1), (1, 1), (1, 1), (0, 0)),
+        ((9, 7), (3, 3), (2, 2), (1, 1)),
+        ((13, 11), (3, 3), (1, 1), (1, 1)),
+        ((6, 6), (2, 3), (1, 2), (0, 1)),
+    ],
+)
+def test_pools_s16(oracle, hw, kernel, stride, padding) -> None:
+    generator = np.random.default_rng(sum(hw) + 16)
+    image = generator.integers(-32767, 32768, size=(3, *hw, 13), dtype=np.int16)
+    image[0] = 32767  # the largest sums a window can have
+    oh = (hw[0] + 2 * padding[0] - kernel[0]) // stride[0] + 1
+    ow = (hw[1] + 2 * padding[1] - kernel[1]) // stride[1] + 1
+    geometry = (3, *hw, 13, *kernel, *stride, *padding, oh, ow)
+    x = _nchw(image).contiguous(memory_format=torch.channels_last)
+    for bounds in ((-32767, 32767), (0, 20000)):
+        for average, pool in ((1, pooling.avg_pool2d_s16), (0, pooling.max_pool2d_s16)):
+            expected = np.empty((3, oh, ow, 13), dtype=np.int16)
+            assert _call(oracle.oracle_pool_s16, image, *geometry, *bounds, average, expected) == 0
+            actual = pool(x, list(kernel), list(stride), list(padding), *bounds)
+            assert _nhwc_bytes(actual) == expected.tobytes(), (average, bounds)
+
+
+@pytest.mark.parametrize(
+    "scales", [(0.001, 0.001, 0.002), (0.0003, 0.002, 0.0021), (0.01, 0.0001, 0.004)]
+)
+def test_add_s16(oracle, scales) -> None:
+    generator = np.random.default_rng(int(scales[1] * 1e6))
+    a = generator.integers(-32767, 32768, size=1001, dtype=np.int16)
+    b = generator.integers(-32767, 32768, size=1001, dtype=np.int16)
+    a[:3], b[:3] = [32767, -32767, 32767], [32767, -32767, -32767]
+    params = add_s16.parameters(*scales)
+    requantization = (
+        params.input_multipliers[0],
+        params.input_shifts[0],
+        params.input_multipliers[1],
+        params.input_shifts[1],
+        params.output_multiplier,
+        params.output_shift,
+    )
+    for bounds in ((-32767, 32767), (0, 32767)):
+        expected = np.empty(1001, dtype=np.int16)
+        assert _call(oracle.oracle_add_s16, a, b, 1001, *requantization, *bounds, expected) == 0
+        actual = add_s16.add_s16(
+            torch.from_numpy(a),
+            torch.from_numpy(b),
+            list(params.input_multipliers),
+            list(params.input_shifts),
+            params.output_multiplier,
+            params.output_shift,
+            *bounds,
+        )
+        np.testing.assert_array_equal(actual.numpy(), expected)
 
 
 @pytest.mark.parametrize("input_scale", [0.005, 0.02, 0.0625, 0.1, 0.25, 1.0, 4.0])

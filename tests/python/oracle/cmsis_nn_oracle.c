@@ -57,6 +57,28 @@ int oracle_maxpool(const int8_t *in, int32_t n, int32_t h, int32_t w, int32_t c,
     return 0;
 }
 
+/* 16x8: NHWC int16 images, the whole batch in one call. */
+int oracle_pool_s16(const int16_t *in, int32_t n, int32_t h, int32_t w, int32_t c, int32_t kh,
+                    int32_t kw, int32_t sh, int32_t sw, int32_t ph, int32_t pw, int32_t oh,
+                    int32_t ow, int32_t act_min, int32_t act_max, int32_t average, int16_t *out) {
+    cmsis_nn_context ctx = context();
+    cmsis_nn_pool_params params = {{sw, sh}, {pw, ph}, {act_min, act_max}};
+    cmsis_nn_dims input = {n, h, w, c}, filter = {1, kh, kw, 1}, output = {n, oh, ow, c};
+    arm_cmsis_nn_status status =
+        average ? arm_avgpool_s16(&ctx, &params, &input, in, &filter, &output, out)
+                : arm_max_pool_s16(&ctx, &params, &input, in, &filter, &output, out);
+    return status != ARM_CMSIS_NN_SUCCESS;
+}
+
+/* 16x8: int16 a + b, TensorFlow Lite's left shift of 15. */
+int oracle_add_s16(const int16_t *a, const int16_t *b, int32_t count, int32_t a_mult,
+                   int32_t a_shift, int32_t b_mult, int32_t b_shift, int32_t out_mult,
+                   int32_t out_shift, int32_t act_min, int32_t act_max, int16_t *out) {
+    return arm_elementwise_add_s16(a, b, 0, a_mult, a_shift, 0, b_mult, b_shift, 15, out, 0,
+                                   out_mult, out_shift, act_min, act_max,
+                                   count) != ARM_CMSIS_NN_SUCCESS;
+}
+
 void oracle_softmax(const int8_t *in, int32_t rows, int32_t row_size, int32_t mult, int32_t shift,
                     int32_t diff_min, int8_t *out) {
     arm_softmax_s8(in, rows, row_size, mult, shift, diff_min, out);
