@@ -15,7 +15,8 @@ add (passes/int16_lowering.py).
 Only the operators with an s16 kernel in et-zephyr are annotated (linears, plain and
 depthwise convolutions, average and max pools, additions, with a fused ReLU or clamp);
 the others keep their float inputs and outputs and stay in float, and the export report
-names them.
+names them. Whole LSTM and GRU layers keep their INT8 kernels, their edges converted
+through float.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e import MinMaxObserver, PerChannelMinMaxObserver
 from torchao.quantization.pt2e.quantizer import ComposableQuantizer, QuantizationSpec
 
-from .quantizer import EtZephyrQuantizer
+from .quantizer import EtZephyrQuantizer, WholeRecurrentQuantizer
 
 INT16_MIN = -32767
 INT16_MAX = 32767
@@ -209,8 +210,10 @@ class Int16Quantizer(ComposableQuantizer):
             cast(dict[tuple[OpOverload, ...], type[PatternCheck] | None], INT16_PATTERNS),
             support_dict_name=f"{__name__}.INT16_PATTERNS",
         )
+        # Whole LSTM and GRU layers stay INT8 (CMSIS-NN's s8 LSTM, et-zephyr's GRU).
         super().__init__(
-            [
+            [WholeRecurrentQuantizer()]
+            + [
                 PatternQuantizer(config, node_finder=_first_of(patterns), pattern_matcher=matcher)
                 for config, patterns in (
                     (INT16_PER_CHANNEL_CONFIG, CONVOLUTION_PATTERNS),
