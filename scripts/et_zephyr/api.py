@@ -9,8 +9,9 @@ print(render_report(result))
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -40,6 +41,7 @@ from .frontend.calibration import load_calibration_file, random_calibration
 from .frontend.constant_inputs import bind_constant_inputs
 from .frontend.io_mode import FLOAT_IO, IOMode
 from .frontend.loading import Inputs, ModelBundle, load_model
+from .frontend.precision import PrecisionChoice, choose_int16_layers
 from .frontend.streams import Stream, as_streams, concatenated, hops
 from .frontend.targets import DEFAULT_TARGET, Target, resolve_target
 from .passes import cortex_m_passes, int8_edges, npu
@@ -59,7 +61,7 @@ from .passes.mean_as_matmul import means_to_matmuls
 from .passes.one_d_as_two_d import one_d_as_two_d
 from .passes.prelu_in_int8 import prelu_in_int8
 from .passes.quantizer import cortex_m_quantizer
-from .passes.quantizer_int16 import Int16Quantizer
+from .passes.quantizer_int16 import Int16Quantizer, MixedPrecisionQuantizer
 from .passes.recurrent import unroll_recurrent
 from .passes.recurrent_kernels import whole_layers_to_kernels
 from .passes.recurrent_layers import calibrate_cell_states, recurrent_layers_whole
@@ -101,6 +103,14 @@ class ExportOptions:
     kernels: str = "et-zephyr"
     # The activations' width: "int16" quantizes 16x8 (passes/quantizer_int16.py).
     activations: Literal["int8", "int16"] = "int8"
+    # Layers (node names) quantized 16x8 among INT8 ones: what --precision auto chooses.
+    int16_layers: tuple[str, ...] = ()
+    # "auto": choose int16_layers so the held-out drop against float is within max_drop
+    # (frontend/precision.py).
+    precision: Literal["auto"] | None = None
+    max_drop: float = 0.01
+    # How the drop is measured: "top1" or "error" (None: top1 for class scores).
+    drop_measure: Literal["top1", "error"] | None = None
     # Operators to keep in float on portable kernels (cortex_m_passes.FLOAT_OPS).
     float_ops: frozenset[str] = frozenset()
     # Every recurrent layer as its time steps (passes/recurrent.py), LSTMs and GRUs too.
@@ -111,6 +121,8 @@ class ExportOptions:
     times: StepTimes = field(default_factory=StepTimes)
     seed: int = 0
     progress: pipeline.Progress = field(default=lambda samples: samples)
+    # Wraps the layers --precision auto tries one by one (a progress bar).
+    layer_progress: Callable[[list[str]], Iterable[str]] = field(default=lambda layers: layers)
     warn: Warn = field(default=lambda message: None)
 
 
@@ -147,7 +159,20 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         whole_layers = not options.unroll_recurrent and npu_spec is None
         _rewrite_for_the_quantizer(graph, whole_layers=whole_layers, stateful=options.stateful)
         calibrate_cell_states(graph, calibration_streams)
-        quantizer = npu.quantizer(npu_spec) if npu_spec else _quantizer(options.activations)
+    choice = None
+    if options.precision == "auto":
+        with step("precision"):
+            choice = choose_int16_layers(
+                graph,
+                calibration_streams,
+                held_out,
+                options.max_drop,
+                options.drop_measure,
+                options.layer_progress,
+            )
+        options = dataclasses.replace(options, int16_layers=choice.int16_layers)
+    with step("quantize"):
+        quantizer = npu.quantizer(npu_spec) if npu_spec else _quantizer(options)
         # Quantization rewrites the graph it is given; et-compare's float values need it
         # as it was, its nodes named as the quantizer's own passes rename them (a whole
         # recurrent layer's, e.g.).
@@ -155,7 +180,9 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         if options.layer_data or options.stateful:
             float_graph = quantizer.transform_for_annotation(copy.deepcopy(graph))
         fake_quant = pipeline.quantize(graph, quantizer, calibration_streams, options.progress)
-    return _lower(fake_quant, prepared, held_out, target, name, options, npu_spec, float_graph)
+    return _lower(
+        fake_quant, prepared, held_out, target, name, options, npu_spec, float_graph, choice
+    )
 
 
 def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
@@ -234,6 +261,7 @@ def _lower(
     options: ExportOptions,
     npu_spec: object | None = None,
     float_graph: GraphModule | None = None,
+    precision: PrecisionChoice | None = None,
 ) -> Artifacts:
     step = options.times.step
     fold_constant_scales(fake_quant)
@@ -356,6 +384,7 @@ def _lower(
             scratch_for=scratch_for,
             kernels_without_fallback=without_fallback,
             int16_tensors=int16_tensors(final_graph),
+            precision=precision.to_json() if precision else None,
         )
 
 
@@ -398,8 +427,12 @@ def _warn_or_refuse(message: str, options: ExportOptions) -> None:
     options.warn(message)
 
 
-def _quantizer(activations: str) -> Quantizer:
-    return Int16Quantizer() if activations == "int16" else cortex_m_quantizer()
+def _quantizer(options: ExportOptions) -> Quantizer:
+    if options.activations == "int16":
+        return Int16Quantizer()
+    if options.int16_layers:
+        return MixedPrecisionQuantizer(options.int16_layers)
+    return cortex_m_quantizer()
 
 
 def _check_float_ops(names: frozenset[str]) -> None:
@@ -458,7 +491,14 @@ def _check_example_inputs(bundle: ModelBundle) -> None:
 
 
 def _check_activations(options: ExportOptions) -> None:
-    if options.activations != "int16":
+    if options.precision == "auto" and (options.activations == "int16" or options.int16_layers):
+        raise ExportError("--precision auto chooses the 16x8 layers itself: not with --activations")
+    if options.precision == "auto" and (options.stateful or options.npu):
+        flag = "--stateful" if options.stateful else "--npu"
+        raise ExportError(f"--precision auto does not work with {flag} yet")
+    if options.precision == "auto" and not 0.0 <= options.max_drop < 1.0:
+        raise ExportError(f"--max-drop {options.max_drop:g}: a fraction, from 0 to below 1")
+    if options.activations != "int16" and not options.int16_layers:
         return
     if options.npu:
         raise ExportError("--activations int16 runs on CMSIS-NN's s16 kernels: not with --npu")

@@ -179,6 +179,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "float, and the report names them",
     )
     parser.add_argument(
+        "--precision",
+        choices=("auto",),
+        help="auto: quantize 16x8 only the linears and convolutions that need it. Each is "
+        "tried alone in 16x8 on the held-out inputs, then they move to 16x8 in order of the "
+        "drop they leave until the model is within --max-drop of the float model; the "
+        "report names them (a few fake-quantized trial models: seconds to minutes)",
+    )
+    parser.add_argument(
+        "--max-drop",
+        type=float,
+        default=0.01,
+        metavar="X",
+        help="with --precision auto: the drop allowed against the float model on the "
+        "held-out inputs, a fraction (default 0.01; see --drop-measure)",
+    )
+    parser.add_argument(
+        "--drop-measure",
+        choices=("top1", "error"),
+        help="with --precision auto: top1, the share of inputs whose top class changes; "
+        "error, the largest error over the float output's range (default: top1 when the "
+        "output is a row of class scores, error otherwise)",
+    )
+    parser.add_argument(
         "--float-ops",
         type=_name_list,
         default=frozenset(),
@@ -240,7 +263,7 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         from .api import ExportOptions, export
         from .artifacts import check_writable, write_outputs
         from .artifacts.report import render_report
-        from .common.progress import calibration_progress
+        from .common.progress import calibration_progress, layer_progress
 
     if args.vectors < 1:
         raise ExportError("--vectors must be at least 1")
@@ -272,9 +295,13 @@ def run(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
         kernels=args.kernels,
         float_ops=args.float_ops,
         activations=args.activations,
+        precision=args.precision,
+        max_drop=args.max_drop,
+        drop_measure=args.drop_measure,
         unroll_recurrent=args.unroll_recurrent,
         stateful=args.stateful,
         progress=calibration_progress,
+        layer_progress=layer_progress,
         warn=warn,
     )
     with quiet_imports():

@@ -172,3 +172,39 @@ def test_operators_without_an_s16_kernel_stay_in_float_and_are_named() -> None:
 def test_what_16x8_cannot_do_yet_is_one_clear_error(options, message) -> None:
     with pytest.raises(ExportError, match=message):
         _export("int16", **options)
+
+
+def _auto(max_drop: float) -> api.Artifacts:
+    options = api.ExportOptions(
+        target="cortex-m4", name="r", precision="auto", max_drop=max_drop, drop_measure="error"
+    )
+    return api.export(_bundle(), options)
+
+
+def test_precision_auto_moves_the_fewest_layers_that_meet_the_drop() -> None:
+    """The regressor's loss is its input's INT8 steps: its first linear alone in 16x8
+    (the input quantized to INT16 once) brings it within 2 % of the float output's range;
+    within 0.5 % takes the second too; the lowered program keeps what was measured."""
+    loose, tight = _auto(0.02), _auto(0.005)
+    for artifacts, layers in ((loose, ["linear"]), (tight, ["linear", "linear_1"])):
+        precision = artifacts.manifest["precision"]
+        assert isinstance(precision, dict)
+        assert precision["int16_layers"] == layers
+        assert precision["int8_drop"] > 0.02 and precision["drop"] <= precision["max_drop"]
+        assert artifacts.stats[S16].calls == len(layers)
+        assert artifacts.stats["cortex_m::quantized_linear.out"].calls == 3 - len(layers)
+        agreement = artifacts.manifest["agreement"]
+        assert isinstance(agreement, dict)
+        assert agreement["relative_error_vs_float"] <= precision["max_drop"] + 0.002
+    assert "precision auto     16x8 on 2 layers (linear, linear_1)" in render_report(tight)
+
+
+def test_precision_auto_keeps_int8_where_it_is_within_the_drop() -> None:
+    artifacts = _auto(0.5)
+    assert artifacts.manifest["precision"]["int16_layers"] == []  # type: ignore[index]
+    assert S16 not in artifacts.stats and artifacts.manifest["int16_tensors"] == []
+
+
+def test_precision_auto_and_activations_int16_are_one_clear_error() -> None:
+    with pytest.raises(ExportError, match="chooses the 16x8 layers itself"):
+        _export("int16", precision="auto")

@@ -80,6 +80,7 @@ def build_artifacts(
     scratch_for: Sequence[str] = (),
     kernels_without_fallback: Sequence[str] = (),
     int16_tensors: Sequence[str] = (),
+    precision: dict[str, object] | None = None,
 ) -> Artifacts:
     kernels = program_kernels(pte)
     inputs, outputs = io
@@ -101,6 +102,8 @@ def build_artifacts(
         "exposed_activations": exposed,
         # et-export --activations int16: the operators' outputs computed in INT16.
         "int16_tensors": list(int16_tensors),
+        # et-export --precision auto: the layers it put in 16x8 and what it measured.
+        "precision": precision,
         "exposed_layers": [o.to_json() for o in layer_data[0]] if layer_data else None,
         "operators": {
             op: {

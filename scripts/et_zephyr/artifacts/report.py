@@ -93,6 +93,9 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
     ]
     if layouts:
         lines.append(f"memory layout      {'; '.join(layouts)}")
+    precision = manifest.get("precision")
+    if precision:
+        lines.append(_precision_line(precision))
     int16 = manifest.get("int16_tensors") or []
     if int16:
         names = ", ".join(int16[:_LISTED]) + (
@@ -112,6 +115,19 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
         )
         lines.append("                   " + "  ".join(entries))
     return "\n".join(lines)
+
+
+def _precision_line(precision: dict) -> str:
+    layers = precision["int16_layers"]
+    chosen = ", ".join(layers) if layers else "none"
+    measure = {"top1": "top-1 disagreement", "error": "relative error"}[precision["measure"]]
+    drop, limit = precision["drop"], precision["max_drop"]
+    within = "within" if drop <= limit else "NOT within"
+    return (
+        f"precision auto     16x8 on {len(layers)} layers ({chosen}): {measure} vs float "
+        f"{100 * drop:.2f} % (INT8 everywhere: {100 * precision['int8_drop']:.2f} %), "
+        f"{within} --max-drop {100 * limit:g} %"
+    )
 
 
 # INT16 activations named in the report; the manifest has them all.

@@ -13,3 +13,8 @@ Sample = TypeVar("Sample")
 
 def calibration_progress(samples: Iterable[Sample]) -> Iterable[Sample]:
     return tqdm(samples, desc="calibrating", unit="sample", leave=False, disable=None)
+
+
+def layer_progress(layers: Iterable[Sample]) -> Iterable[Sample]:
+    """--precision auto's trials, a layer at a time."""
+    return tqdm(layers, desc="trying 16x8 layers", unit="layer", leave=False, disable=None)

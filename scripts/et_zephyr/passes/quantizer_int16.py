@@ -21,6 +21,7 @@ through float.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import cast
 
 import torch
@@ -37,6 +38,7 @@ from executorch.backends.cortex_m.quantizer.pattern_matcher import PatternMatche
 from executorch.backends.cortex_m.quantizer.quantization_configs import (
     CortexMQuantizationConfig,
 )
+from executorch.backends.cortex_m.quantizer.quantizer import mark_node_as_annotated
 from executorch.backends.cortex_m.quantizer.quantizer_support import (
     CONV_OP_PATTERNS,
     LINEAR_OP_PATTERNS,
@@ -44,7 +46,7 @@ from executorch.backends.cortex_m.quantizer.quantizer_support import (
 from torch._ops import OpOverload
 from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e import MinMaxObserver, PerChannelMinMaxObserver
-from torchao.quantization.pt2e.quantizer import ComposableQuantizer, QuantizationSpec
+from torchao.quantization.pt2e.quantizer import ComposableQuantizer, QuantizationSpec, Quantizer
 
 from .quantizer import EtZephyrQuantizer, WholeRecurrentQuantizer
 
@@ -232,3 +234,80 @@ def _first_of(patterns: dict[tuple[OpOverload, ...], type[PatternCheck]]) -> Nod
 
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         return EtZephyrQuantizer().transform_for_annotation(model)
+
+
+class MixedPrecisionQuantizer(ComposableQuantizer):
+    """16x8 on the named linears and convolutions (`--precision auto`), INT8 on the rest
+    as EtZephyrQuantizer quantizes it; where the two meet, the tensor is converted
+    through float."""
+
+    def __init__(self, int16_layers: Iterable[str]) -> None:
+        names = set(int16_layers)
+        matcher = PatternMatcher(
+            cast(dict[tuple[OpOverload, ...], type[PatternCheck] | None], INT16_PATTERNS),
+            support_dict_name=f"{__name__}.INT16_PATTERNS",
+        )
+        int16 = [
+            PatternQuantizer(config, node_finder=_named(names, patterns), pattern_matcher=matcher)
+            for config, patterns in (
+                (INT16_PER_CHANNEL_CONFIG, CONVOLUTION_PATTERNS),
+                (INT16_CONFIG, LINEAR_PATTERNS),
+            )
+        ]
+        # The named layers and their edges first: the INT8 quantizers leave a matched node
+        # alone.
+        super().__init__([_Int16Edges(names)] + int16 + EtZephyrQuantizer().quantizers)
+
+    def validate(self, model: GraphModule) -> None:
+        return None
+
+    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
+        return EtZephyrQuantizer().transform_for_annotation(model)
+
+
+class _Int16Edges(Quantizer):
+    """A model input read only by 16x8 layers is quantized to INT16 once, not to INT8 and
+    then to INT16; the outputs keep their producers' quantization (an INT16 layer's output
+    is not squeezed into INT8 on its way out)."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def annotate(self, model: GraphModule) -> GraphModule:
+        for node in model.graph.nodes:
+            if node.op == "output":
+                node.meta[PatternMatcher.Q_PATTERN_MATCHED_KEY] = True
+            elif (
+                node.op == "placeholder"
+                and node.users
+                and all(user.name in self.names for user in node.users)
+            ):
+                mark_node_as_annotated(node, {}, INT16_ACTIVATION_QSPEC, True)
+                node.meta[PatternMatcher.Q_PATTERN_MATCHED_KEY] = True
+        return model
+
+    def validate(self, model: GraphModule) -> None:
+        return None
+
+
+class _NamedNodes(NodeTargetNodeFinder):
+    """The nodes of these targets with one of these names."""
+
+    def __init__(self, names: set[str], targets: list[OpOverload]) -> None:
+        super().__init__(targets)
+        self.names = names
+
+    def find_nodes(self, model: GraphModule) -> Iterator[Node]:
+        return (node for node in super().find_nodes(model) if node.name in self.names)
+
+
+def _named(names: set[str], patterns: dict[tuple[OpOverload, ...], type[PatternCheck]]):
+    return _NamedNodes(names, sorted({pattern[0] for pattern in patterns}, key=str))
+
+
+def mixed_precision_candidates(model: GraphModule) -> list[Node]:
+    """The linears and convolutions a 16x8 kernel could take, in graph order (`model`
+    already through transform_for_annotation)."""
+    targets = {pattern[0] for pattern in LINEAR_PATTERNS | CONVOLUTION_PATTERNS}
+    return [node for node in model.graph.nodes if node.target in targets]

@@ -37,7 +37,7 @@ def compare(
     a step or two of difference is expected; more points at a real problem.
     """
     step = output_scale or 1.0
-    classifier = all(_classifier_shaped(output) for output in reference)
+    classifier = all(classifier_shaped(output) for output in reference)
     return Agreement(
         samples=len(lowered),
         top1_vs_fake_quant=_top1(lowered, fake_quant) if classifier else None,
@@ -48,7 +48,7 @@ def compare(
     )
 
 
-def _classifier_shaped(output: torch.Tensor) -> bool:
+def classifier_shaped(output: torch.Tensor) -> bool:
     """Scores of two or more classes: [classes] or [batch, classes]."""
     return 1 <= output.dim() <= 2 and output.shape[-1] >= 2
 

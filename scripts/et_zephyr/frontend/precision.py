@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`--precision auto`: which linears and convolutions to quantize 16x8 so that the model
+stays within a given drop of the float model, INT8 everywhere else.
+
+The drop is measured on the held-out inputs against the float model's outputs: "top1",
+the share of inputs whose top class differs from the float model's; "error", the largest
+error relative to the float outputs' range (reference/verify.py's measures). By default
+top1 for a classifier-shaped output (one row of two or more scores a sample), error
+otherwise. Each candidate layer is tried alone in
+16x8 and ranked by the drop it leaves; layers then move to 16x8 in that order until the
+drop is within the limit (or every candidate is 16x8). Each trial is a fake-quantized
+model (PT2E, calibrated as the export calibrates), not a lowered program: what the host
+reference computes follows it within a step or two.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import torch
+from torch.fx import GraphModule
+
+from .. import pipeline
+from ..firmware.kernels import model_location
+from ..passes.quantizer import EtZephyrQuantizer
+from ..passes.quantizer_int16 import MixedPrecisionQuantizer, mixed_precision_candidates
+from ..reference.verify import classifier_shaped, compare
+from .loading import Inputs
+from .streams import Stream
+
+Progress = Callable[[list[str]], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class PrecisionChoice:
+    """The layers chosen for 16x8 and what the choice measured."""
+
+    int16_layers: tuple[str, ...]
+    # Each candidate layer (node name) and the model's source line it comes from.
+    candidates: tuple[tuple[str, str], ...]
+    measure: str  # "top1" (top-1 disagreement) or "error" (relative error)
+    int8_drop: float
+    drop: float
+    max_drop: float
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "int16_layers": list(self.int16_layers),
+            "measure": self.measure,
+            "int8_drop": self.int8_drop,
+            "drop": self.drop,
+            "max_drop": self.max_drop,
+        }
+
+
+def choose_int16_layers(
+    graph: GraphModule,
+    calibration: list[Stream],
+    held_out: list[Inputs],
+    max_drop: float,
+    measure: str | None = None,
+    progress: Progress = lambda layers: layers,
+) -> PrecisionChoice:
+    """The fewest 16x8 layers (by the ranking above) that keep the drop within `max_drop`."""
+    annotated = EtZephyrQuantizer().transform_for_annotation(copy.deepcopy(graph))
+    candidates = mixed_precision_candidates(annotated)
+    names = [node.name for node in candidates]
+    with torch.no_grad():
+        reference = [_first(graph(*sample)) for sample in held_out]
+    if measure is None:
+        measure = "top1" if all(classifier_shaped(output) for output in reference) else "error"
+    classifier = measure == "top1"
+
+    def drop(layers: list[str]) -> float:
+        quantizer = MixedPrecisionQuantizer(layers) if layers else EtZephyrQuantizer()
+        fake_quant = pipeline.quantize(copy.deepcopy(graph), quantizer, calibration, _quiet)
+        with torch.no_grad():
+            outputs = [_first(fake_quant(*sample)) for sample in held_out]
+        agreement = compare(outputs, outputs, reference, None)
+        if classifier:
+            return 1.0 - (agreement.top1_vs_float or 0.0)
+        return agreement.relative_error_vs_float
+
+    int8_drop = drop([])
+    chosen: list[str] = []
+    current = int8_drop
+    if int8_drop > max_drop and names:
+        alone = {name: drop([name]) for name in progress(names)}
+        for name in sorted(names, key=lambda name: (alone[name], names.index(name))):
+            chosen.append(name)
+            current = drop(chosen)
+            if current <= max_drop:
+                break
+    locations = tuple((node.name, model_location(node)) for node in candidates)
+    ordered = tuple(name for name in names if name in chosen)
+    return PrecisionChoice(ordered, locations, measure, int8_drop, current, max_drop)
+
+
+def _quiet(streams: list[Stream]) -> list[Stream]:
+    return streams
+
+
+def _first(result: object) -> torch.Tensor:
+    return result[0] if isinstance(result, (tuple, list)) else result  # type: ignore[return-value]
