@@ -48,6 +48,7 @@ class PrecisionChoice:
     def to_json(self) -> dict[str, object]:
         return {
             "int16_layers": list(self.int16_layers),
+            "candidates": [name for name, _ in self.candidates],
             "measure": self.measure,
             "int8_drop": self.int8_drop,
             "drop": self.drop,
