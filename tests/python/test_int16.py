@@ -124,10 +124,16 @@ def test_the_keyword_spotter_runs_wholly_in_16x8() -> None:
     """MLPerf Tiny's KWS: its asymmetric first padding, convolutions, depthwise
     convolutions, average pool and linear all on s16 kernels, nothing in float."""
     warnings: list[str] = []
-    artifacts = api.export(
-        f"{REPO}/samples/kws/model.py:kws",
-        api.ExportOptions(target="cortex-m4", activations="int16", warn=warnings.append),
+    options = api.ExportOptions(
+        target="cortex-m4", activations="int16", expose_activations="all", warn=warnings.append
     )
+    artifacts = api.export(f"{REPO}/samples/kws/model.py:kws", options)
+    # The kernels write NHWC: every layer's map says so, the first too, whose input (one
+    # channel) is NCHW and NHWC at once (a program that said otherwise got the bytes
+    # right and their order wrong on the device).
+    exposed = artifacts.manifest["outputs"][1:]  # type: ignore[index]
+    assert len(exposed) == 10
+    assert all(output["dim_order"] == [0, 2, 3, 1] for output in exposed[:9])
     calls = {name: stats.calls for name, stats in artifacts.stats.items()}
     assert calls == {
         "cortex_m::quantize_per_tensor.out": 1,

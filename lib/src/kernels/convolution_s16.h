@@ -10,6 +10,7 @@
 
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <optional>
@@ -34,6 +35,26 @@ inline cmsis_nn_dims nhwc(const Tensor &map) {
             static_cast<int32_t>(map.size(3)), static_cast<int32_t>(map.size(1))};
 }
 
+// Whether a 4-D tensor's bytes are NHWC: its dimensions of size > 1, in its dim order,
+// come in the order N, H, W, C (a map of one channel, or of 1x1, is NCHW too).
+inline bool is_nhwc(const Tensor &map) {
+    constexpr size_t kNhwc[] = {0, 2, 3, 1};
+    const auto order = map.dim_order();
+    size_t next = 0;
+    for (size_t i = 0; i < 4; ++i) {
+        if (map.size(order[i]) == 1) {
+            continue;
+        }
+        while (next < 4 && map.size(kNhwc[next]) == 1) {
+            ++next;
+        }
+        if (next == 4 || kNhwc[next++] != order[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 inline bool is_pair(ArrayRef<int64_t> values, int64_t low) {
     return values.size() == 2 && values[0] >= low && values[1] >= low && values[0] <= INT16_MAX &&
            values[1] <= INT16_MAX;
@@ -45,7 +66,8 @@ inline bool valid(const Tensor &input, const std::optional<Tensor> &biases,
                   const Tensor &multipliers, const Tensor &shifts, int64_t activation_min,
                   int64_t activation_max, const Tensor &out) {
     if (input.scalar_type() != ScalarType::Short || out.scalar_type() != ScalarType::Short ||
-        input.dim() != 4 || out.dim() != 4 || input.size(0) != out.size(0)) {
+        input.dim() != 4 || out.dim() != 4 || input.size(0) != out.size(0) || !is_nhwc(input) ||
+        !is_nhwc(out)) {
         return false;
     }
     const auto channels = out.size(1);

@@ -22,9 +22,10 @@ inline bool valid_pool(const Tensor &input, ArrayRef<int64_t> kernel_size, Array
                        ArrayRef<int64_t> padding, int64_t activation_min, int64_t activation_max,
                        const Tensor &out) {
     return input.scalar_type() == ScalarType::Short && out.scalar_type() == ScalarType::Short &&
-           input.dim() == 4 && out.dim() == 4 && input.size(0) == out.size(0) &&
-           input.size(1) == out.size(1) && is_pair(kernel_size, 1) && is_pair(stride, 1) &&
-           is_pair(padding, 0) && activation_min >= INT16_MIN && activation_min <= activation_max &&
+           input.dim() == 4 && out.dim() == 4 && is_nhwc(input) && is_nhwc(out) &&
+           input.size(0) == out.size(0) && input.size(1) == out.size(1) &&
+           is_pair(kernel_size, 1) && is_pair(stride, 1) && is_pair(padding, 0) &&
+           activation_min >= INT16_MIN && activation_min <= activation_max &&
            activation_max <= INT16_MAX;
 }
 

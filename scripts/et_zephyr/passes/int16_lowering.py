@@ -175,8 +175,7 @@ class Int16LinearsToKernel(ExportPass):
         else:
             node.target = _CONV_KERNEL
             node.args = (x, weights_node, biases, *geometry, multipliers, shifts, *bounds, scratch)
-        with value.fake_mode:
-            node.meta["val"] = torch.empty_strided(value.shape, value.stride(), dtype=torch.int16)
+        _int16_channels_last(node)
 
     def _lower_pool(self, node: Node) -> None:
         """arm_avgpool_s16 / arm_max_pool_s16: kernel, stride (the kernel's by default) and
@@ -199,8 +198,7 @@ class Int16LinearsToKernel(ExportPass):
             node.target, node.args = _AVG_POOL_KERNEL, (*arguments, scratch)
         else:
             node.target, node.args = _MAX_POOL_KERNEL, arguments
-        with value.fake_mode:
-            node.meta["val"] = torch.empty_strided(value.shape, value.stride(), dtype=torch.int16)
+        _int16_channels_last(node)
 
     def _conv_scratch(self, in_channels: int, weights: torch.Tensor) -> int:
         """arm_convolve_wrapper_s16_get_buffer_size: im2col columns of 2 (4 with Helium,
@@ -292,6 +290,16 @@ def _lower_pad(node: Node) -> None:
     padded = node.meta["val"]
     with padded.fake_mode:
         node.meta["val"] = torch.empty_strided(padded.shape, padded.stride(), dtype=torch.int16)
+
+
+def _int16_channels_last(node: Node) -> None:
+    """The node's value int16 and NHWC, as the s16 convolutions and pools write it (their
+    input's dim order may say otherwise where a map of one channel, or of 1x1, is both)."""
+    value = node.meta["val"]
+    with value.fake_mode:
+        node.meta["val"] = torch.empty(value.shape, dtype=torch.int16).to(
+            memory_format=torch.channels_last
+        )
 
 
 def _pair(values: list[int]) -> list[int]:

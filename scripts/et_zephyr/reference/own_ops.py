@@ -359,24 +359,38 @@ def _pad_s16_out(
     return out
 
 
+# The s16 convolutions and pools write NHWC whatever the input's dim order says (a map of
+# one channel, or of 1x1, is both NCHW and NHWC).
+_CHANNELS_LAST = (0, 2, 3, 1)
+
+
+def _empty_channels_last(input: torch.Tensor, shape: list[int]) -> torch.Tensor:
+    return with_dim_order(input.new_empty(shape), _CHANNELS_LAST)
+
+
 def _pooled_fake(input: torch.Tensor, kernel_size, stride, padding, *args) -> torch.Tensor:
     shape = _convolved_shape(input, input.shape[1], kernel_size, stride, padding, [1, 1])
-    return _empty_in_dim_order_of(input, shape)
+    return _empty_channels_last(input, shape)
 
 
 register_fake(f"{NAMESPACE}::max_pool2d_s16")(_pooled_fake)
 register_fake(f"{NAMESPACE}::avg_pool2d_s16")(_pooled_fake)
 
 
-def _register_s16(name: str, compute: Callable[..., torch.Tensor], scratch: bool) -> None:
-    """The host reference of an int16 operator whose output keeps its first input's dim
-    order; with `scratch`, its last argument is the kernel's alone."""
+def _register_s16(
+    name: str, compute: Callable[..., torch.Tensor], scratch: bool, channels_last: bool
+) -> None:
+    """The host reference of an int16 operator whose output is channels-last, or keeps its
+    first input's dim order; with `scratch`, its last argument is the kernel's alone."""
 
     def operands(args: tuple) -> tuple:
         return args[:-1] if scratch else args
 
     def values(input: torch.Tensor, *args: object) -> torch.Tensor:
-        return _in_dim_order_of(input, compute(input, *operands(args)))
+        result = compute(input, *operands(args))
+        if channels_last:
+            return _empty_channels_last(input, list(result.shape)).copy_(result)
+        return _in_dim_order_of(input, result)
 
     def out_variant(input: torch.Tensor, *args: object, out: torch.Tensor) -> torch.Tensor:
         out.copy_(compute(input, *operands(args)))
@@ -386,9 +400,9 @@ def _register_s16(name: str, compute: Callable[..., torch.Tensor], scratch: bool
     _library.impl(f"{name}.out", out_variant, "CompositeExplicitAutograd")
 
 
-_register_s16("max_pool2d_s16", pooling.max_pool2d_s16, scratch=False)
-_register_s16("avg_pool2d_s16", pooling.avg_pool2d_s16, scratch=True)
-_register_s16("add_s16", add_s16.add_s16, scratch=False)
+_register_s16("max_pool2d_s16", pooling.max_pool2d_s16, scratch=False, channels_last=True)
+_register_s16("avg_pool2d_s16", pooling.avg_pool2d_s16, scratch=True, channels_last=True)
+_register_s16("add_s16", add_s16.add_s16, scratch=False, channels_last=False)
 
 
 @register_fake(f"{NAMESPACE}::add_s16")  # type: ignore[misc]
@@ -418,7 +432,7 @@ def _conv2d_s16_fake(
     shape = _convolved_shape(
         input, weights.shape[0], list(weights.shape[1:3]), stride, padding, dilation
     )
-    return _empty_in_dim_order_of(input, shape)
+    return _empty_channels_last(input, shape)
 
 
 @register_fake(f"{NAMESPACE}::quantized_depthwise_conv2d_s16")  # type: ignore[misc]
@@ -428,11 +442,16 @@ def _depthwise_s16_fake(
     shape = _convolved_shape(
         input, weights.shape[3], list(weights.shape[1:3]), stride, padding, dilation
     )
-    return _empty_in_dim_order_of(input, shape)
+    return _empty_channels_last(input, shape)
 
 
-_register_s16("quantized_conv2d_s16", conv_s16.conv2d_s16, scratch=True)
-_register_s16("quantized_depthwise_conv2d_s16", conv_s16.depthwise_conv2d_s16, scratch=True)
+_register_s16("quantized_conv2d_s16", conv_s16.conv2d_s16, scratch=True, channels_last=True)
+_register_s16(
+    "quantized_depthwise_conv2d_s16",
+    conv_s16.depthwise_conv2d_s16,
+    scratch=True,
+    channels_last=True,
+)
 
 
 def _recurrent_output_shape(
