@@ -6,10 +6,13 @@ prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
    (passes/)
 -> decompose_attention (passes/attention.py)
 -> unroll_recurrent (passes/recurrent.py)
--> means_to_matmuls (passes/mean_as_matmul.py) -> quantize
+-> means_to_matmuls (passes/mean_as_matmul.py)
+-> choose_int16_layers (frontend/precision.py, with --precision auto) -> quantize
+   (passes/quantizer.py, quantizer_int16.py with --activations int16 or mixed)
 -> fold_constant_scales -> fold_requantize_chains (passes/requantization.py)
 -> to_edge_dialect -> take_int8_edges (passes/int8_edges.py, with --io int8)
--> lower_to_cortex_m -> decompose_float_preserved_ops (passes/float_fallback.py)
+-> lower_to_cortex_m (16x8 layers first: passes/int16_lowering.py)
+-> decompose_float_preserved_ops (passes/float_fallback.py)
 -> remove_noop_pads -> convolve_single_channel_inputs -> drop_unused_constants
 -> default_dim_order_for_portable (reference/dim_orders.py)
 -> plan_own_kernel_scratch (firmware/kernel_scratch.py)
