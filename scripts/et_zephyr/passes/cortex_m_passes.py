@@ -27,7 +27,7 @@ from torch.fx import GraphModule, Node
 
 from .activation_bounds import ActivationFusionWithinRange
 from .ceil_mode_pools import CeilModeMaxPoolsPadded
-from .int16_lowering import Int16LinearsToKernel
+from .int16_lowering import Int16LayersToKernels
 from .layer_norm_lowering import LayerNormToKernel
 from .lookup_tables import ELEMENTWISE, function_name, lookup_tables_except
 
@@ -162,7 +162,7 @@ def pass_list(float_ops: frozenset[str] = frozenset()) -> list[type]:
         ReplaceQuantNodesPass: [QuantNodesToCortexMInPlace],
         AtenToCortexMPass: [
             CeilModeMaxPoolsPadded,
-            Int16LinearsToKernel,
+            Int16LayersToKernels,
             AtenToCortexMPass,
             PermutesToTransposesInPlace,
         ],

@@ -59,7 +59,7 @@ _CLAMPS = {
     _CLAMP,
 }
 _PAD_KERNEL = exir_ops.edge.et_zephyr.pad_s16.default
-_KERNEL = exir_ops.edge.et_zephyr.quantized_linear_s16.default
+_LINEAR_KERNEL = exir_ops.edge.et_zephyr.quantized_linear_s16.default
 _CONV_KERNEL = exir_ops.edge.et_zephyr.quantized_conv2d_s16.default
 _DEPTHWISE_KERNEL = exir_ops.edge.et_zephyr.quantized_depthwise_conv2d_s16.default
 # A channel's 32-bit sums stay exact while the sum of its weights' magnitudes times the
@@ -70,8 +70,9 @@ _SUM_LIMIT = (1 << 31) // 32767
 _FAST_DEPTHWISE_WINDOW = 512
 
 
-class Int16LinearsToKernel(ExportPass):
-    """`linear` and `convolution` on INT16 activations become et-zephyr's s16 operators."""
+class Int16LayersToKernels(ExportPass):
+    """Linears, convolutions, pools, additions, pads and clamps on INT16 activations
+    become et-zephyr's s16 operators."""
 
     def __init__(
         self, exported_program: ExportedProgram, target_config: CortexMTargetConfig
@@ -140,7 +141,6 @@ class Int16LinearsToKernel(ExportPass):
             torch.tensor([s for _, s in pairs], dtype=torch.int32),
         )  # fmt: skip
         biases = self._biases(node, bias, torch.tensor(scales, dtype=torch.float64) * input_scale)
-        value = node.meta["val"]
         in_channels = x.meta["val"].shape[1]
         depthwise = groups != 1
         if depthwise:
@@ -151,11 +151,7 @@ class Int16LinearsToKernel(ExportPass):
             layout = weights.permute(0, 2, 3, 1).contiguous()  # OIHW -> OHWI
             scratch_bytes = self._conv_scratch(in_channels, weights)
         weights_node = add_constant(self.exported_program, graph, f"{name}_weights_s16", layout)
-        # In the graph's own fake mode: the pass manager checks that they all agree.
-        with value.fake_mode:
-            allocation = torch.empty((scratch_bytes,), dtype=torch.uint8)
-        with graph.inserting_before(node):
-            scratch = make_alloc_node(graph.owning_module, allocation, None)
+        scratch = _scratch(node, scratch_bytes)
         geometry = (list(stride), list(padding), list(dilation))
         bounds = (int(output_qparams.qmin), int(output_qparams.qmax))
         if depthwise:
@@ -186,16 +182,11 @@ class Int16LinearsToKernel(ExportPass):
         output_qparams = node.meta["output_qparams"][0]
         bounds = (int(output_qparams.qmin), int(output_qparams.qmax))
         arguments = (node.args[0], _pair(kernel), _pair(stride), _pair(padding), *bounds)
-        value = node.meta["val"]
         if node.target == _AVG_POOL:
             # arm_avgpool_s16_get_buffer_size: a 32-bit sum a channel on a DSP core.
             channels = node.args[0].meta["val"].shape[1]
             scratch_bytes = 4 * channels if self.backend == cmsis_nn.Backend.DSP else 0
-            with value.fake_mode:
-                allocation = torch.empty((scratch_bytes,), dtype=torch.uint8)
-            with node.graph.inserting_before(node):
-                scratch = make_alloc_node(node.graph.owning_module, allocation, None)
-            node.target, node.args = _AVG_POOL_KERNEL, (*arguments, scratch)
+            node.target, node.args = _AVG_POOL_KERNEL, (*arguments, _scratch(node, scratch_bytes))
         else:
             node.target, node.args = _MAX_POOL_KERNEL, arguments
         _int16_channels_last(node)
@@ -254,7 +245,7 @@ class Int16LinearsToKernel(ExportPass):
         bias = node.args[2] if len(node.args) > 2 else None
         biases = self._biases(node, bias, torch.tensor(product_scale, dtype=torch.float64))
         weights = node.args[1]
-        node.target = _KERNEL
+        node.target = _LINEAR_KERNEL
         node.args = (
             node.args[0],
             weights,
@@ -290,6 +281,15 @@ def _lower_pad(node: Node) -> None:
     padded = node.meta["val"]
     with padded.fake_mode:
         node.meta["val"] = torch.empty_strided(padded.shape, padded.stride(), dtype=torch.int16)
+
+
+def _scratch(node: Node, nbytes: int) -> Node:
+    """A kernel's scratch allocation before the node, in the graph's own fake mode (the
+    pass manager checks that they all agree)."""
+    with node.meta["val"].fake_mode:
+        allocation = torch.empty((nbytes,), dtype=torch.uint8)
+    with node.graph.inserting_before(node):
+        return make_alloc_node(node.graph.owning_module, allocation, None)
 
 
 def _int16_channels_last(node: Node) -> None:
