@@ -214,3 +214,15 @@ def test_precision_auto_keeps_int8_where_it_is_within_the_drop() -> None:
 def test_precision_auto_and_activations_int16_are_one_clear_error() -> None:
     with pytest.raises(ExportError, match="chooses the 16x8 layers itself"):
         _export("int16", precision="auto")
+
+
+def test_whole_recurrent_layers_keep_their_int8_kernels_in_16x8() -> None:
+    """lstm_kws in 16x8: the LSTM layer on CMSIS-NN's s8 LSTM, its head on the s16
+    linear, the two meeting through float; nothing left without a kernel."""
+    artifacts = api.export(
+        f"{REPO}/tests/models/recurrent.py:lstm_kws",
+        api.ExportOptions(target="cortex-m4", activations="int16", verify=False),
+    )
+    calls = {name: stats.calls for name, stats in artifacts.stats.items()}
+    assert calls["et_zephyr::quantized_lstm.out"] == 1
+    assert calls[S16] == 1
