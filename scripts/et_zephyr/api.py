@@ -41,7 +41,6 @@ from .frontend.calibration import load_calibration_file, random_calibration
 from .frontend.constant_inputs import bind_constant_inputs
 from .frontend.io_mode import FLOAT_IO, IOMode
 from .frontend.loading import Inputs, ModelBundle, load_model
-from .frontend.precision import PrecisionChoice, choose_int16_layers
 from .frontend.streams import Stream, as_streams, concatenated, hops
 from .frontend.targets import DEFAULT_TARGET, Target, resolve_target
 from .passes import cortex_m_passes, int8_edges, npu
@@ -73,6 +72,7 @@ from .passes.transpose_conv_variants import plain_transpose_convs
 from .planning.compaction import compact_program
 from .planning.layout_views import input_dim_orders, plan_layout_views
 from .planning.memory import arena_sizes, planned_lower_bound
+from .precision import PrecisionChoice, choose_int16_layers
 from .reference import dim_orders
 from .reference.verify import compare
 
@@ -106,7 +106,7 @@ class ExportOptions:
     # Layers (node names) quantized 16x8 among INT8 ones: what --precision auto chooses.
     int16_layers: tuple[str, ...] = ()
     # "auto": choose int16_layers so the held-out drop against float is within max_drop
-    # (frontend/precision.py).
+    # (precision.py).
     precision: Literal["auto"] | None = None
     max_drop: float = 0.01
     # How the drop is measured: "top1" or "error" (None: top1 for class scores).

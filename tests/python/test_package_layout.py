@@ -19,6 +19,7 @@ STAGES = [
     "passes",
     "planning",
     "pipeline",
+    "precision",
     "artifacts",
     "compare",
     "size",

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 import torch
 from torch.fx import GraphModule
 
-from .. import pipeline
-from ..firmware.kernels import model_location
-from ..passes.quantizer import EtZephyrQuantizer
-from ..passes.quantizer_int16 import MixedPrecisionQuantizer, mixed_precision_candidates
-from ..reference.verify import classifier_shaped, compare
-from .loading import Inputs
-from .streams import Stream
+from . import pipeline
+from .firmware.kernels import model_location
+from .frontend.loading import Inputs
+from .frontend.streams import Stream
+from .passes.quantizer import EtZephyrQuantizer
+from .passes.quantizer_int16 import MixedPrecisionQuantizer, mixed_precision_candidates
+from .reference.verify import classifier_shaped, compare
 
 Progress = Callable[[list[str]], Iterable[str]]
 
