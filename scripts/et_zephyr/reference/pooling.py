@@ -39,12 +39,8 @@ def avg_pool2d(
     scratch: torch.Tensor,
 ) -> torch.Tensor:
     del zero_point, multiplier, shift  # the kernel reads none of them
-    (kernel_h, kernel_w), (stride_h, stride_w) = _pair(kernel_size), _pair(stride)
-    pad_h, pad_w = _pair(padding)
-    height, width = values.shape[2:]
-    out_h = (height + 2 * pad_h - kernel_h) // stride_h + 1
-    out_w = (width + 2 * pad_w - kernel_w) // stride_w + 1
-    return avg_pool2d_clipped(values, kernel_size, stride, padding, [out_h, out_w], scratch)
+    output_size = _floor_output_size(values, kernel_size, stride, padding)
+    return avg_pool2d_clipped(values, kernel_size, stride, padding, output_size, scratch)
 
 
 def avg_pool2d_clipped(
@@ -75,12 +71,8 @@ def avg_pool2d_s16(
     """arm_avgpool_s16: each window's positions inside the input averaged as the int8
     kernel does (the DSP loop's saturating 32-bit sums of int16 values cannot saturate
     below 65,536 positions)."""
-    (kernel_h, kernel_w), (stride_h, stride_w) = _pair(kernel_size), _pair(stride)
-    pad_h, pad_w = _pair(padding)
-    height, width = values.shape[2:]
-    out_h = (height + 2 * pad_h - kernel_h) // stride_h + 1
-    out_w = (width + 2 * pad_w - kernel_w) // stride_w + 1
-    mean = _window_means(values, kernel_size, stride, padding, [out_h, out_w])
+    output_size = _floor_output_size(values, kernel_size, stride, padding)
+    mean = _window_means(values, kernel_size, stride, padding, output_size)
     result = mean.clamp(activation_min, activation_max).to(torch.int16)
     return result.contiguous(memory_format=torch.channels_last)
 
@@ -157,8 +149,7 @@ def _window_maxima(
     (kernel_h, kernel_w), (stride_h, stride_w) = _pair(kernel_size), _pair(stride)
     pad_h, pad_w = _pair(padding)
     batch, channels, height, width = values.shape
-    out_h = (height + 2 * pad_h - kernel_h) // stride_h + 1
-    out_w = (width + 2 * pad_w - kernel_w) // stride_w + 1
+    out_h, out_w = _floor_output_size(values, kernel_size, stride, padding)
     if out_h < 1 or out_w < 1:
         raise ValueError(f"quantized_max_pool2d: a {kernel_h}x{kernel_w} window exceeds the map")
     # Positions outside the input hold a value below every int16: they never win, and a
@@ -180,6 +171,18 @@ def _window_maxima(
     if bool((result == outside).any()):
         raise ValueError("quantized_max_pool2d: a window lies wholly in the padding")
     return result
+
+
+def _floor_output_size(
+    values: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int]
+) -> list[int]:
+    """The pooled map's height and width in floor mode."""
+    return [
+        (size + 2 * pad - kernel) // step + 1
+        for size, kernel, step, pad in zip(
+            values.shape[2:], _pair(kernel_size), _pair(stride), _pair(padding)
+        )
+    ]
 
 
 def _pair(value: Sequence[int]) -> tuple[int, int]:
