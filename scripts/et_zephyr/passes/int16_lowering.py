@@ -255,9 +255,7 @@ class Int16LayersToKernels(ExportPass):
             int(output_qparams.qmin),
             int(output_qparams.qmax),
         )
-        value = node.meta["val"]
-        with value.fake_mode:
-            node.meta["val"] = torch.empty_strided(value.shape, value.stride(), dtype=torch.int16)
+        _as_int16(node)
 
 
 def _lower_pad(node: Node) -> None:
@@ -278,9 +276,7 @@ def _lower_pad(node: Node) -> None:
         post,
         int(quantize_val(fill, float(qparams.scale), int(qparams.zp), qparams.qmin, qparams.qmax)),
     )
-    padded = node.meta["val"]
-    with padded.fake_mode:
-        node.meta["val"] = torch.empty_strided(padded.shape, padded.stride(), dtype=torch.int16)
+    _as_int16(node)
 
 
 def _scratch(node: Node, nbytes: int) -> Node:
@@ -290,6 +286,13 @@ def _scratch(node: Node, nbytes: int) -> Node:
         allocation = torch.empty((nbytes,), dtype=torch.uint8)
     with node.graph.inserting_before(node):
         return make_alloc_node(node.graph.owning_module, allocation, None)
+
+
+def _as_int16(node: Node) -> None:
+    """The node's value int16, in its layout: what the s16 kernel writes."""
+    value = node.meta["val"]
+    with value.fake_mode:
+        node.meta["val"] = torch.empty_strided(value.shape, value.stride(), dtype=torch.int16)
 
 
 def _int16_channels_last(node: Node) -> None:
@@ -322,9 +325,7 @@ def _lower_add(node: Node) -> None:
         int(output.qmin),
         int(output.qmax),
     )
-    value = node.meta["val"]
-    with value.fake_mode:
-        node.meta["val"] = torch.empty_strided(value.shape, value.stride(), dtype=torch.int16)
+    _as_int16(node)
 
 
 def _clamp_in_steps(node: Node) -> None:
@@ -347,9 +348,7 @@ def _clamp_in_steps(node: Node) -> None:
     ]
     node.target = _CLAMP
     node.args = (node.args[0], *steps)
-    value = node.meta["val"]
-    with value.fake_mode:
-        node.meta["val"] = torch.empty_strided(value.shape, value.stride(), dtype=torch.int16)
+    _as_int16(node)
 
 
 def _int16_output(node: Node) -> bool:
