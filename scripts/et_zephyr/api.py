@@ -29,6 +29,7 @@ from .artifacts.io_spec import program_io, with_program_dim_orders, without_stat
 from .common.timing import StepTimes
 from .errors import ExportError, first_line
 from .firmware.analysis import (
+    int8_operators,
     int16_tensors,
     mac_totals,
     operator_stats,
@@ -60,7 +61,7 @@ from .passes.mean_as_matmul import means_to_matmuls
 from .passes.one_d_as_two_d import one_d_as_two_d
 from .passes.prelu_in_int8 import prelu_in_int8
 from .passes.quantizer import cortex_m_quantizer
-from .passes.quantizer_int16 import Int16Quantizer, MixedPrecisionQuantizer
+from .passes.quantizer_int16 import Int16Quantizer
 from .passes.recurrent import unroll_recurrent
 from .passes.recurrent_kernels import whole_layers_to_kernels
 from .passes.recurrent_layers import calibrate_cell_states, recurrent_layers_whole
@@ -365,6 +366,12 @@ def _lower(
                 "(their float rounding on the device may differ from the host reference's)",
                 options,
             )
+        int8 = int8_operators(final_graph) if options.activations == "int16" else []
+        if int8:
+            options.warn(
+                f"no 16x8 kernel for {', '.join(int8)}: they run INT8, converted from and to "
+                "INT16 where they meet"
+            )
         return build_artifacts(
             name=name,
             target=target,
@@ -431,7 +438,7 @@ def _quantizer(options: ExportOptions) -> Quantizer:
     if options.activations == "int16":
         return Int16Quantizer()
     if options.int16_layers:
-        return MixedPrecisionQuantizer(options.int16_layers)
+        return Int16Quantizer(options.int16_layers)
     return cortex_m_quantizer()
 
 

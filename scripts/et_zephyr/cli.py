@@ -175,13 +175,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "INT8 weights) on CMSIS-NN's s16 kernels, for models whose accuracy INT8 costs "
         "(unnormalized inputs, signals of wide range, regressions, long residual chains); "
         "twice the activation memory and more instructions. Linears, convolutions, "
-        "depthwise convolutions, pools and additions run in INT16; other operators stay in "
-        "float, and the report names them",
+        "depthwise convolutions, pools and additions run in INT16; the others (LayerNorm, "
+        "softmax, tables, attention's matmuls, LSTM and GRU layers) on their INT8 kernels, "
+        "converted where the two meet, and the report names them",
     )
     parser.add_argument(
         "--precision",
         choices=("auto",),
-        help="auto: quantize 16x8 only the linears and convolutions that need it. Each is "
+        help="auto: quantize 16x8 only the operators that need it (linears, convolutions, "
+        "pools, additions). Each is "
         "tried alone in 16x8 on the held-out inputs, then they move to 16x8 in order of the "
         "drop they leave until the model is within --max-drop of the float model; the "
         "report names them (a few fake-quantized trial models: seconds to minutes)",
@@ -198,8 +200,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--drop-measure",
         choices=("top1", "error"),
         help="with --precision auto: top1, the share of inputs whose top class changes; "
-        "error, the largest error over the float output's range (default: top1 when the "
-        "output is a row of class scores, error otherwise)",
+        "error, the output's RMS error over the float output's RMS, each input judged "
+        "against its own size and averaged (default: top1 when the output is a row of class "
+        "scores, error otherwise)",
     )
     parser.add_argument(
         "--float-ops",

@@ -3,8 +3,9 @@
 stays within a given drop of the float model, INT8 everywhere else.
 
 The drop is measured on the held-out inputs against the float model's outputs: "top1",
-the share of inputs whose top class differs from the float model's; "error", the largest
-error relative to the float outputs' range (reference/verify.py's measures). By default
+the share of inputs whose top class differs from the float model's; "error", the output's
+RMS error relative to the float output's RMS, each input judged against its own size and
+averaged (reference/verify.py's relative_rms_error). By default
 top1 for a classifier-shaped output (one row of two or more scores a sample), error
 otherwise. Each candidate layer is tried alone in
 16x8 and ranked by the drop it leaves; layers then move to 16x8 in that order until the
@@ -27,8 +28,8 @@ from .firmware.kernels import model_location
 from .frontend.loading import Inputs
 from .frontend.streams import Stream
 from .passes.quantizer import EtZephyrQuantizer
-from .passes.quantizer_int16 import MixedPrecisionQuantizer, mixed_precision_candidates
-from .reference.verify import classifier_shaped, compare
+from .passes.quantizer_int16 import Int16Quantizer, mixed_precision_candidates
+from .reference.verify import classifier_shaped, compare, relative_rms_error
 
 Progress = Callable[[list[str]], Iterable[str]]
 
@@ -75,14 +76,13 @@ def choose_int16_layers(
     classifier = measure == "top1"
 
     def drop(layers: list[str]) -> float:
-        quantizer = MixedPrecisionQuantizer(layers) if layers else EtZephyrQuantizer()
+        quantizer = Int16Quantizer(layers) if layers else EtZephyrQuantizer()
         fake_quant = pipeline.quantize(copy.deepcopy(graph), quantizer, calibration, _quiet)
         with torch.no_grad():
             outputs = [_first(fake_quant(*sample)) for sample in held_out]
-        agreement = compare(outputs, outputs, reference, None)
         if classifier:
-            return 1.0 - (agreement.top1_vs_float or 0.0)
-        return agreement.relative_error_vs_float
+            return 1.0 - (compare(outputs, outputs, reference, None).top1_vs_float or 0.0)
+        return relative_rms_error(outputs, reference)
 
     int8_drop = drop([])
     chosen: list[str] = []

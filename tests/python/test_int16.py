@@ -15,6 +15,7 @@ from conftest import REPO
 from et_zephyr import api
 from et_zephyr.artifacts.report import render_report
 from et_zephyr.errors import ExportError
+from et_zephyr.firmware.analysis import portable_arithmetic
 from et_zephyr.frontend.io_mode import parse_io
 from et_zephyr.frontend.loading import ModelBundle
 from et_zephyr.passes.quantizer_int16 import INT16_MAX, WEIGHT_MAX
@@ -23,6 +24,11 @@ from executorch.backends.cortex_m.passes.passes_utils import quantize_multiplier
 from torch import nn
 
 S16 = "et_zephyr::quantized_linear_s16.out"
+INT16_OR_CONVERSIONS = {
+    S16,
+    "cortex_m::quantize_per_tensor.out",
+    "cortex_m::dequantize_per_tensor.out",
+}
 
 
 def _linear(inputs, weights, biases, scale, bounds=(-INT16_MAX, INT16_MAX)):
@@ -149,26 +155,29 @@ def test_the_keyword_spotter_runs_wholly_in_16x8() -> None:
     assert isinstance(agreement, dict) and agreement["top1_vs_float"] == 1.0
 
 
-class Gate(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(8, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(self.linear(x))
-
-
-def test_operators_without_an_s16_kernel_stay_in_float_and_are_named() -> None:
+def test_operators_without_an_s16_kernel_run_int8_and_are_named() -> None:
+    """LayerNorm, GELU and sigmoid have no s16 kernel: they run on their INT8 integer
+    kernels between the 16x8 linears (nothing in float, whose rounding the host reference
+    need not share), and the warning names them."""
     torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Linear(8, 16), nn.LayerNorm(16), nn.GELU(), nn.Linear(16, 4), nn.Sigmoid()
+    )
     bundle = ModelBundle(
-        Gate().eval(), (torch.randn(1, 8),), [(torch.randn(1, 8),) for _ in range(8)]
+        model.eval(), (torch.randn(1, 8),), [(torch.randn(1, 8),) for _ in range(16)]
     )
     warnings: list[str] = []
     options = api.ExportOptions(target="cortex-m4", activations="int16", warn=warnings.append)
     artifacts = api.export(bundle, options)
-    assert artifacts.stats[S16].calls == 1
-    assert "aten::sigmoid.out" in artifacts.stats
-    assert any("aten::sigmoid.out" in warning for warning in warnings)
+    assert artifacts.stats[S16].calls == 2
+    assert portable_arithmetic(artifacts.stats) == []
+    int8 = [name for name in artifacts.stats if name not in INT16_OR_CONVERSIONS]
+    assert int8 == ["et_zephyr::quantized_layer_norm.out", "cortex_m::quantized_activation.out"]
+    assert artifacts.stats["cortex_m::quantized_activation.out"].calls == 2  # GELU, sigmoid
+    (warning,) = warnings
+    assert all(name in warning for name in int8) and "run INT8" in warning
+    agreement = artifacts.manifest["agreement"]
+    assert isinstance(agreement, dict) and agreement["relative_error_vs_float"] < 0.05
 
 
 @pytest.mark.parametrize(
@@ -189,20 +198,23 @@ def _auto(max_drop: float) -> api.Artifacts:
 
 def test_precision_auto_moves_the_fewest_layers_that_meet_the_drop() -> None:
     """The regressor's loss is its input's INT8 steps: its first linear alone in 16x8
-    (the input quantized to INT16 once) brings it within 2 % of the float output's range;
-    within 0.5 % takes the second too; the lowered program keeps what was measured."""
-    loose, tight = _auto(0.02), _auto(0.005)
-    for artifacts, layers in ((loose, ["linear"]), (tight, ["linear", "linear_1"])):
+    (the input quantized to INT16 once) brings its relative RMS error within 10 %; within
+    2 % takes all three; the lowered program keeps what was measured."""
+    loose, tight = _auto(0.1), _auto(0.02)
+    for artifacts, layers in ((loose, ["linear"]), (tight, ["linear", "linear_1", "linear_2"])):
         precision = artifacts.manifest["precision"]
         assert isinstance(precision, dict)
         assert precision["int16_layers"] == layers
-        assert precision["int8_drop"] > 0.02 and precision["drop"] <= precision["max_drop"]
+        assert precision["int8_drop"] > 0.1 and precision["drop"] <= precision["max_drop"]
         assert artifacts.stats[S16].calls == len(layers)
-        assert artifacts.stats["cortex_m::quantized_linear.out"].calls == 3 - len(layers)
+        int8 = artifacts.stats.get("cortex_m::quantized_linear.out")
+        assert (int8.calls if int8 else 0) == 3 - len(layers)
         agreement = artifacts.manifest["agreement"]
         assert isinstance(agreement, dict)
-        assert agreement["relative_error_vs_float"] <= precision["max_drop"] + 0.002
-    assert "precision auto     16x8 on 2 layers (linear, linear_1)" in render_report(tight)
+        assert agreement["relative_error_vs_float"] <= precision["max_drop"]
+    assert "precision auto     16x8 on 3 layers (linear, linear_1, linear_2)" in render_report(
+        tight
+    )
 
 
 def test_precision_auto_keeps_int8_where_it_is_within_the_drop() -> None:

@@ -120,7 +120,7 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
 def _precision_line(precision: dict) -> str:
     layers = precision["int16_layers"]
     chosen = ", ".join(layers) if layers else "none"
-    measure = {"top1": "top-1 disagreement", "error": "relative error"}[precision["measure"]]
+    measure = {"top1": "top-1 disagreement", "error": "relative RMS error"}[precision["measure"]]
     drop, limit = precision["drop"], precision["max_drop"]
     within = "within" if drop <= limit else "NOT within"
     return (

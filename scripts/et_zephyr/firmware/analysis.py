@@ -121,6 +121,22 @@ def int16_tensors(graph: GraphModule) -> list[str]:
     ]
 
 
+def int8_operators(graph: GraphModule) -> list[str]:
+    """The integer operators that write INT8 tensors, but for the quantizations of float
+    values (in a 16x8 program: those with no s16 kernel, which run INT8)."""
+    names: dict[str, None] = {}
+    for node in graph.graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        value = node.meta.get("val")
+        if node.op != "call_function" or schema is None or not isinstance(value, torch.Tensor):
+            continue
+        name = f"{schema.name}.{schema.overload_name or 'default'}"
+        if value.dtype == torch.int8 and name.startswith(("cortex_m::", "et_zephyr::")):
+            names[name] = None
+    names.pop("cortex_m::quantize_per_tensor.out", None)
+    return list(names)
+
+
 def mac_totals(stats: dict[str, OperatorStats]) -> dict[str, int]:
     return {
         "total": sum(s.macs for s in stats.values()),

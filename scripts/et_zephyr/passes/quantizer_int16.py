@@ -12,11 +12,13 @@ row) cannot wrap (a convolution's bound is checked per layer when it is lowered)
 are left in float here: the lowering quantizes them to the 64-bit integers the kernels
 add (passes/int16_lowering.py).
 
-Only the operators with an s16 kernel in et-zephyr are annotated (linears, plain and
-depthwise convolutions, average and max pools, additions, with a fused ReLU or clamp);
-the others keep their float inputs and outputs and stay in float, and the export report
-names them. Whole LSTM and GRU layers keep their INT8 kernels, their edges converted
-through float.
+Only the operators with an s16 kernel in et-zephyr are annotated 16x8 (linears, plain
+and depthwise convolutions, average and max pools, additions, with a fused ReLU or
+clamp); the others (LayerNorm, softmax, GELU, attention's matmuls, whole LSTM and GRU
+layers, ...) are quantized INT8 as EtZephyrQuantizer quantizes them, so that every
+operator runs on an integer kernel whose arithmetic the host reference shares (a float
+fallback would be neither fast nor bit-exact), and the export report names them. Where an
+INT16 and an INT8 tensor meet, the value is converted through float.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from executorch.backends.cortex_m.passes.passes_utils import is_channels_last
 from executorch.backends.cortex_m.quantizer.node_finders import NodeTargetNodeFinder
 from executorch.backends.cortex_m.quantizer.pattern_matcher import PatternMatcher
 from executorch.backends.cortex_m.quantizer.quantization_configs import (
+    INT8_PER_TENSOR_CONFIG,
     CortexMQuantizationConfig,
 )
 from executorch.backends.cortex_m.quantizer.quantizer import mark_node_as_annotated
@@ -48,7 +51,8 @@ from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e import MinMaxObserver, PerChannelMinMaxObserver
 from torchao.quantization.pt2e.quantizer import ComposableQuantizer, QuantizationSpec, Quantizer
 
-from .quantizer import EtZephyrQuantizer, WholeRecurrentQuantizer
+from .lookup_tables import ELEMENTWISE
+from .quantizer import EtZephyrQuantizer
 
 INT16_MIN = -32767
 INT16_MAX = 32767
@@ -171,6 +175,10 @@ class Int16AddCheck(Int16PerTensorCheck):
 
 _HARDSIGMOIDS = {torch.ops.aten.hardsigmoid.default, torch.ops.aten.hardsigmoid_.default}
 _aten = torch.ops.aten
+# A standing ReLU keeps its input's INT16 (a clamp, passes/int16_lowering.py).
+_INT8_ISLANDS = {_aten.layer_norm.default} | {
+    op._op for op in ELEMENTWISE if op._op is not _aten.relu.default
+}
 _ACTIVATIONS = (
     _aten.relu.default,
     _aten.relu_.default,
@@ -203,92 +211,111 @@ INT16_PATTERNS = LINEAR_PATTERNS | CONVOLUTION_PATTERNS | POOL_PATTERNS | ADD_PA
 
 
 class Int16Quantizer(ComposableQuantizer):
-    """INT16 activations and INT8 weights on the operators with s16 kernels, and the
-    operators that only move their input's values (reshapes, slices, concatenations)
-    sharing their neighbours' parameters; the rest left in float."""
+    """16x8 on the operators with an s16 kernel (`--activations int16`), or only on the
+    named ones of them (`--precision auto`); INT8 on the rest as
+    EtZephyrQuantizer quantizes it. Where the two meet, the tensor is converted through
+    float."""
 
-    def __init__(self) -> None:
+    def __init__(self, int16_layers: Iterable[str] | None = None) -> None:
         matcher = PatternMatcher(
             cast(dict[tuple[OpOverload, ...], type[PatternCheck] | None], INT16_PATTERNS),
             support_dict_name=f"{__name__}.INT16_PATTERNS",
         )
-        # Whole LSTM and GRU layers stay INT8 (CMSIS-NN's s8 LSTM, et-zephyr's GRU).
-        super().__init__(
-            [WholeRecurrentQuantizer()]
-            + [
-                PatternQuantizer(config, node_finder=_first_of(patterns), pattern_matcher=matcher)
-                for config, patterns in (
-                    (INT16_PER_CHANNEL_CONFIG, CONVOLUTION_PATTERNS),
-                    (INT16_CONFIG, LINEAR_PATTERNS | POOL_PATTERNS | ADD_PATTERNS),
-                )
-            ]
-            + [SharedQspecQuantizer()]
+        groups = (
+            (INT16_PER_CHANNEL_CONFIG, CONVOLUTION_PATTERNS),
+            (INT16_CONFIG, LINEAR_PATTERNS | POOL_PATTERNS | ADD_PATTERNS),
         )
-
-    def validate(self, model: GraphModule) -> None:
-        return None
-
-
-def _first_of(patterns: dict[tuple[OpOverload, ...], type[PatternCheck]]) -> NodeTargetNodeFinder:
-    return NodeTargetNodeFinder(sorted({pattern[0] for pattern in patterns}, key=str))
-
-    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
-        return EtZephyrQuantizer().transform_for_annotation(model)
-
-
-class MixedPrecisionQuantizer(ComposableQuantizer):
-    """16x8 on the named linears and convolutions (`--precision auto`), INT8 on the rest
-    as EtZephyrQuantizer quantizes it; where the two meet, the tensor is converted
-    through float."""
-
-    def __init__(self, int16_layers: Iterable[str]) -> None:
-        names = set(int16_layers)
-        matcher = PatternMatcher(
-            cast(dict[tuple[OpOverload, ...], type[PatternCheck] | None], INT16_PATTERNS),
-            support_dict_name=f"{__name__}.INT16_PATTERNS",
-        )
+        names = None if int16_layers is None else set(int16_layers)
         int16 = [
-            PatternQuantizer(config, node_finder=_named(names, patterns), pattern_matcher=matcher)
-            for config, patterns in (
-                (INT16_PER_CHANNEL_CONFIG, CONVOLUTION_PATTERNS),
-                (INT16_CONFIG, LINEAR_PATTERNS),
-            )
+            PatternQuantizer(config, node_finder=_finder(names, patterns), pattern_matcher=matcher)
+            for config, patterns in groups
         ]
-        # The named layers and their edges first: the INT8 quantizers leave a matched node
-        # alone.
-        super().__init__([_Int16Edges(names)] + int16 + EtZephyrQuantizer().quantizers)
+        int8 = EtZephyrQuantizer().quantizers
+        shared = next(q for q in int8 if isinstance(q, SharedQspecQuantizer))
+        # 16x8 first: the INT8 quantizers leave a matched node alone.
+        super().__init__(
+            int16 + [_Int16Neighbourhoods(shared.targets), _Int16Edges(), _Int8Islands()] + int8
+        )
 
     def validate(self, model: GraphModule) -> None:
         return None
 
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         return EtZephyrQuantizer().transform_for_annotation(model)
+
+
+class _Int16Neighbourhoods(SharedQspecQuantizer):
+    """The operators that only move values (a pad, a reshape) between 16x8 operators, or
+    between one and the model's input or output, share their INT16 parameters, before the
+    INT8 quantizers could claim them (a pad before a first 16x8 convolution would have
+    been INT8). A cluster with any neighbour not yet quantized is left to them: that
+    neighbour may fuse it (a linear and the ReLU after it)."""
+
+    def annotate(self, model: GraphModule) -> GraphModule:
+        for node in model.graph.nodes:
+            if node.target not in self.targets or self._is_annotated(node):
+                continue
+            cluster, qspecs, _, _ = self._get_shared_clique(node)
+            neighbours = {n for c in cluster for n in (*c.all_input_nodes, *c.users)} - cluster
+            if (
+                qspecs
+                and all(getattr(spec, "dtype", None) == torch.int16 for spec in qspecs)
+                and all(
+                    n.op in ("placeholder", "output", "get_attr") or self._is_annotated(n)
+                    for n in neighbours
+                )
+            ):
+                self._annotate_shared_cluster(node)
+        return model
 
 
 class _Int16Edges(Quantizer):
-    """A model input read only by 16x8 layers is quantized to INT16 once, not to INT8 and
-    then to INT16; the outputs keep their producers' quantization (an INT16 layer's output
-    is not squeezed into INT8 on its way out)."""
-
-    def __init__(self, names: set[str]) -> None:
-        super().__init__()
-        self.names = names
+    """A model input read only by 16x8 operators is quantized to INT16 once, not to INT8
+    and then to INT16; the outputs keep their producers' quantization (an INT16 layer's
+    output is not squeezed into INT8 on its way out)."""
 
     def annotate(self, model: GraphModule) -> GraphModule:
         for node in model.graph.nodes:
             if node.op == "output":
                 node.meta[PatternMatcher.Q_PATTERN_MATCHED_KEY] = True
-            elif (
-                node.op == "placeholder"
-                and node.users
-                and all(user.name in self.names for user in node.users)
-            ):
+            elif node.op == "placeholder" and node.users and all(map(_reads_int16, node.users)):
                 mark_node_as_annotated(node, {}, INT16_ACTIVATION_QSPEC, True)
                 node.meta[PatternMatcher.Q_PATTERN_MATCHED_KEY] = True
         return model
 
     def validate(self, model: GraphModule) -> None:
         return None
+
+
+class _Int8Islands(Quantizer):
+    """LayerNorm and the elementwise functions et-zephyr runs as tables get INT8 on both
+    sides, as their integer lowerings need (passes/layer_norm_lowering.py,
+    passes/lookup_tables.py): in an INT8 model their neighbours give them that, next to
+    16x8 operators they would otherwise stay in float."""
+
+    def annotate(self, model: GraphModule) -> GraphModule:
+        for node in model.graph.nodes:
+            if node.target not in _INT8_ISLANDS or not isinstance(node.args[0], Node):
+                continue
+            if node.meta.get(PatternMatcher.Q_PATTERN_MATCHED_KEY):
+                continue
+            mark_node_as_annotated(
+                node,
+                {node.args[0]: INT8_PER_TENSOR_CONFIG.get_input_act_qspec()},
+                INT8_PER_TENSOR_CONFIG.get_output_act_qspec(),
+                False,  # INT8 around a float operator, which the lowering replaces
+            )
+            node.meta[PatternMatcher.Q_PATTERN_MATCHED_KEY] = True
+        return model
+
+    def validate(self, model: GraphModule) -> None:
+        return None
+
+
+def _reads_int16(node: Node) -> bool:
+    annotation = node.meta.get("quantization_annotation")
+    specs = annotation.input_qspec_map.values() if annotation is not None else ()
+    return any(getattr(spec, "dtype", None) == torch.int16 for spec in specs)
 
 
 class _NamedNodes(NodeTargetNodeFinder):
@@ -302,12 +329,16 @@ class _NamedNodes(NodeTargetNodeFinder):
         return (node for node in super().find_nodes(model) if node.name in self.names)
 
 
-def _named(names: set[str], patterns: dict[tuple[OpOverload, ...], type[PatternCheck]]):
-    return _NamedNodes(names, sorted({pattern[0] for pattern in patterns}, key=str))
+def _finder(
+    names: set[str] | None, patterns: dict[tuple[OpOverload, ...], type[PatternCheck]]
+) -> NodeTargetNodeFinder:
+    """The nodes that start one of `patterns` (with these names, if given)."""
+    targets = sorted({pattern[0] for pattern in patterns}, key=str)
+    return NodeTargetNodeFinder(targets) if names is None else _NamedNodes(names, targets)
 
 
 def mixed_precision_candidates(model: GraphModule) -> list[Node]:
-    """The linears and convolutions a 16x8 kernel could take, in graph order (`model`
-    already through transform_for_annotation)."""
-    targets = {pattern[0] for pattern in LINEAR_PATTERNS | CONVOLUTION_PATTERNS}
+    """The operators an s16 kernel could take (linears, convolutions, pools, additions),
+    in graph order (`model` already through transform_for_annotation)."""
+    targets = {pattern[0] for pattern in INT16_PATTERNS}
     return [node for node in model.graph.nodes if node.target in targets]

@@ -69,6 +69,24 @@ def _max_steps(a: list[torch.Tensor], b: list[torch.Tensor], step: float) -> flo
     return round(max(errors, default=0.0), 3)
 
 
+def relative_rms_error(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
+    """The mean over samples of the RMS of `a - b` over the RMS of `b`: each sample judged
+    against its own size, so a signal a thousand times smaller than another counts as
+    much (a range-relative error passes one that INT8 rounds away). Sizes are floored at
+    a thousandth of the largest, so a silent sample does not dominate; outputs of one
+    value a sample are pooled (one value is no size: a regressor's output near zero)."""
+    if not b:
+        return 0.0
+    errors = [(x.float() - y.float()).flatten() for x, y in zip(a, b)]
+    values = [y.float().flatten() for y in b]
+    if all(value.numel() == 1 for value in values):
+        errors, values = [torch.cat(errors)], [torch.cat(values)]
+    sizes = torch.stack([value.pow(2).mean().sqrt() for value in values])
+    sizes = sizes.clamp(min=1e-3 * sizes.max().item() or 1.0)
+    ratios = torch.stack([error.pow(2).mean().sqrt() for error in errors]) / sizes
+    return round(ratios.mean().item(), 5)
+
+
 def _relative_error(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
     """The largest error over the float outputs' range (max - min over all samples)."""
     if not b:
