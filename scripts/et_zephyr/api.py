@@ -190,11 +190,15 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
     """A model to fine-tune with quantization-aware training, then `export_qat`.
 
     Uses the same quantizer as `export`, so the trained fake-quant ranges are
-    the ones the Cortex-M kernels get. Feed it channels_last batches when the
-    model convolves (`prepared.meta["channels_last"]` says).
+    the ones the Cortex-M kernels get. BatchNorm is folded into the Conv or Linear
+    before it with its running statistics first, as `export` folds it (fine-tuning
+    with them frozen; a Linear's BatchNorm has no QAT form to train through). Feed it
+    channels_last batches when the model convolves (`prepared.meta["channels_last"]`
+    says), and call torchao's `move_exported_model_to_train` before training.
     """
     prepared = pipeline.prepare_model(model, example_inputs, [])
-    graph = pipeline.capture_graph(prepared.model.train(), prepared.example_inputs)
+    graph = pipeline.capture_graph(prepared.model.eval(), prepared.example_inputs)
+    pipeline.fold_batch_norm(graph)
     _rewrite_for_the_quantizer(graph)
     qat_model = prepare_qat_pt2e(graph, cortex_m_quantizer())
     qat_model.meta["channels_last"] = prepared.channels_last

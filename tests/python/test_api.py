@@ -60,6 +60,30 @@ def test_quantization_aware_training_exports_to_cmsis_nn() -> None:
     assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 2
 
 
+def test_quantization_aware_training_folds_a_linears_batch_norm() -> None:
+    """MLPerf Tiny's autoencoder form (Linear, BatchNorm1d, ReLU): the BatchNorm folded
+    with its running statistics, trained through and exported onto the s8 linear."""
+    from torchao.quantization.pt2e import move_exported_model_to_train
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(16, 32), torch.nn.BatchNorm1d(32), torch.nn.ReLU(), torch.nn.Linear(32, 16)
+    )
+    model.train()(torch.randn(64, 16))  # running statistics other than the initial ones
+    prepared = prepare_qat(model, (torch.randn(4, 16),))
+    move_exported_model_to_train(prepared)
+    optimizer = torch.optim.SGD(prepared.parameters(), lr=1e-3)
+    for _ in range(3):
+        loss = prepared(torch.randn(4, 16)).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    artifacts = export_qat(prepared, (torch.randn(4, 16),), ExportOptions(name="qat_bn"))
+    assert artifacts.stats["cortex_m::quantized_linear.out"].calls == 2
+    assert not any("batch_norm" in name for name in artifacts.stats)
+    assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 2
+
+
 def test_inputs_with_odd_strides_export() -> None:
     from conftest import MODELS
 
