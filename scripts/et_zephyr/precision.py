@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-"""`--precision auto`: which linears and convolutions to quantize 16x8 so that the model
-stays within a given drop of the float model, INT8 everywhere else.
+"""`--precision auto`: which operators with an s16 kernel (linears, convolutions, pools,
+additions: "layers" here) to quantize 16x8 so that the model stays within a given drop of
+the float model, INT8 everywhere else.
 
 The drop is measured on the held-out inputs against the float model's outputs: "top1",
 the share of inputs whose top class differs from the float model's; "error", the output's
 RMS error relative to the float output's RMS, each input judged against its own size and
-averaged (reference/verify.py's relative_rms_error). By default
-top1 for a classifier-shaped output (one row of two or more scores a sample), error
-otherwise. Each candidate layer is tried alone in
-16x8 and ranked by the drop it leaves; layers then move to 16x8 in that order until the
-drop is within the limit (or every candidate is 16x8). Each trial is a fake-quantized
-model (PT2E, calibrated as the export calibrates), not a lowered program: what the host
-reference computes follows it within a step or two.
+averaged (reference/verify.py's relative_rms_error). By default top1 for a
+classifier-shaped output (one row of two or more scores a sample), error otherwise. Each
+candidate layer is tried alone in 16x8 and ranked by the drop it leaves; layers then move
+to 16x8 in that order until the drop is within the limit (or every candidate is 16x8).
+Each trial is a fake-quantized model (PT2E, calibrated as the export calibrates), not a
+lowered program: what the host reference computes follows it within a step or two.
 """
 
 from __future__ import annotations
