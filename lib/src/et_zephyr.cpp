@@ -514,8 +514,10 @@ int check_float_view(const et_zephyr_tensor_info &info, const void *floats, size
         return ET_ZEPHYR_ERR_SIZE_MISMATCH;
     }
     if (info.dtype != ET_ZEPHYR_DTYPE_FLOAT32 &&
-        (info.dtype != ET_ZEPHYR_DTYPE_INT8 || !info.quantized)) {
-        ETZ_ERR("%s %lu is neither float32 nor an INT8 tensor with known scale and zero point",
+        ((info.dtype != ET_ZEPHYR_DTYPE_INT8 && info.dtype != ET_ZEPHYR_DTYPE_INT16) ||
+         !info.quantized)) {
+        ETZ_ERR("%s %lu is neither float32 nor an INT8 or INT16 tensor with known scale and "
+                "zero point",
                 what, static_cast<unsigned long>(index));
         return ET_ZEPHYR_ERR_DTYPE_MISMATCH;
     }
@@ -930,8 +932,11 @@ int et_zephyr_set_input_float(struct et_zephyr_model *model, size_t index, const
     }
     void *buffer = nullptr;
     rc = et_zephyr_input_buffer(model, index, &buffer, nullptr);
-    if (rc == ET_ZEPHYR_OK) {
-        /* Straight into the planned input: no INT8 copy of the data anywhere else. */
+    if (rc == ET_ZEPHYR_OK && info.dtype == ET_ZEPHYR_DTYPE_INT16) {
+        et_zephyr_quantize_int16(data, static_cast<int16_t *>(buffer), count, info.scale,
+                                 info.zero_point);
+    } else if (rc == ET_ZEPHYR_OK) {
+        /* Straight into the planned input: no integer copy of the data anywhere else. */
         et_zephyr_quantize_int8(data, static_cast<int8_t *>(buffer), count, info.scale,
                                 info.zero_point);
     }
@@ -950,6 +955,9 @@ int et_zephyr_output_float(const struct et_zephyr_model *model, size_t index, fl
     }
     if (info.dtype == ET_ZEPHYR_DTYPE_FLOAT32) {
         std::memcpy(dst, info.data, count * sizeof(float));
+    } else if (info.dtype == ET_ZEPHYR_DTYPE_INT16) {
+        et_zephyr_dequantize_int16(static_cast<const int16_t *>(info.data), dst, count, info.scale,
+                                   info.zero_point);
     } else {
         et_zephyr_dequantize_int8(static_cast<const int8_t *>(info.data), dst, count, info.scale,
                                   info.zero_point);

@@ -276,7 +276,7 @@ def _lower(
             edge = pipeline.to_edge_dialect(fake_quant, prepared.example_inputs)
             edge, quantized_edges = int8_edges.take_int8_edges(edge, options.io)
         elif options.io != FLOAT_IO:
-            raise ExportError("--io int8 does not work with --npu yet")
+            raise ExportError(f"--io {options.io} does not work with --npu yet")
         else:
             edge = npu.delegate_to_npu(fake_quant, prepared.example_inputs, npu_spec)
             quantized_edges = EdgeQuantization()
@@ -513,11 +513,6 @@ def _check_activations(options: ExportOptions) -> None:
         return
     if options.npu:
         raise ExportError("--activations int16 runs on CMSIS-NN's s16 kernels: not with --npu")
-    if options.io != FLOAT_IO:
-        raise ExportError(
-            "--activations int16 takes and gives float at the program's edges so far: "
-            "leave out --io"
-        )
 
 
 def _check_stateful(options: ExportOptions) -> None:

@@ -138,7 +138,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="float (default): the program takes and gives float32 and quantizes inside; "
         "int8: it takes and gives the INT8 tensors themselves (no float buffers in RAM; "
         "the manifest and the model's config give each one's scale and zero point, the C "
-        "API's et_zephyr_quantize_int8() converts float data); or per side, e.g. "
+        "API's et_zephyr_quantize_int8() converts float data); int16: the same for a 16x8 "
+        "program's INT16 edges (et_zephyr_quantize_int16()); or per side, e.g. "
         "input=int8,output=float",
     )
     parser.add_argument(

@@ -617,6 +617,16 @@ void test_float_io_helpers(const std::string &dir) {
     float back[7];
     et_zephyr_dequantize_int8(q, back, 7, 0.5f, 3);
     CHECK(back[0] == 0.0f && back[1] == 1.0f && back[5] == 62.0f && back[6] == -65.5f);
+
+    /* INT16 (--io int16): the 16x8 range [-32767, 32767], -32768 never written. */
+    const float wide[] = {0.5f, 1.5f, -2.5f, 40000.0f, -40000.0f, 1e30f, -1e30f};
+    int16_t q16[7];
+    et_zephyr_quantize_int16(wide, q16, 7, 1.0f, 0);
+    const int16_t want16[] = {0, 2, -2, 32767, -32767, 32767, -32767};
+    CHECK(std::memcmp(q16, want16, sizeof(want16)) == 0);
+    float back16[7];
+    et_zephyr_dequantize_int16(q16, back16, 7, 0.25f, 0);
+    CHECK(back16[1] == 0.5f && back16[3] == 8191.75f && back16[4] == -8191.75f);
 }
 
 struct Test {

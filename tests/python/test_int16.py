@@ -9,6 +9,9 @@ and come closer to the float model than INT8 does.
 
 from __future__ import annotations
 
+import io
+
+import numpy as np
 import pytest
 import torch
 from conftest import REPO
@@ -19,6 +22,7 @@ from et_zephyr.firmware.analysis import portable_arithmetic
 from et_zephyr.frontend.io_mode import parse_io
 from et_zephyr.frontend.loading import ModelBundle
 from et_zephyr.passes.quantizer_int16 import INT16_MAX, WEIGHT_MAX
+from et_zephyr.reference import edges as reference_edges
 from et_zephyr.reference import linear_s16
 from executorch.backends.cortex_m.passes.passes_utils import quantize_multiplier_aot
 from torch import nn
@@ -180,9 +184,37 @@ def test_operators_without_an_s16_kernel_run_int8_and_are_named() -> None:
     assert isinstance(agreement, dict) and agreement["relative_error_vs_float"] < 0.05
 
 
+def test_io_int16_takes_and_gives_the_int16_tensors() -> None:
+    """--io int16: no quantize or dequantize left in the program; its vectors hold the
+    INT16 inputs as et_zephyr_quantize_int16() makes them, and the host reference run on
+    them gives what the program with float edges gives."""
+    edges = _export("int16", io=parse_io("int16"))
+    floats = _export("int16")
+    assert set(edges.stats) == {S16}
+    (entry,) = edges.manifest["inputs"]  # type: ignore[misc]
+    assert entry["dtype"] == "int16" and entry["zero_point"] == 0
+    with (
+        np.load(io.BytesIO(edges.files["r.vectors.npz"])) as stored,
+        np.load(io.BytesIO(floats.files["r.vectors.npz"])) as float_edges,
+    ):
+        assert stored["input_0"].dtype == np.int16 and stored["output_0"].dtype == np.int16
+        quantized = reference_edges.quantize_int16(
+            torch.from_numpy(float_edges["input_0"]), entry["scale"], 0
+        )
+        assert np.array_equal(stored["input_0"], quantized.numpy())
+        dequantized = reference_edges.dequantize_per_tensor(
+            torch.from_numpy(stored["output_0"]), edges.manifest["outputs"][0]["scale"], 0
+        )
+        assert torch.equal(dequantized, torch.from_numpy(float_edges["output_0"]))
+    assert "integer edges      input 0 int16 (scale " in render_report(edges)
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"io": parse_io("int8")}, "leave out --io"), ({"npu": "ethos-u55-128"}, "not with --npu")],
+    [
+        ({"io": parse_io("int8")}, "input 0 is INT16 .16x8. in the program, not INT8"),
+        ({"npu": "ethos-u55-128"}, "not with --npu"),
+    ],
 )
 def test_what_16x8_cannot_do_yet_is_one_clear_error(options, message) -> None:
     with pytest.raises(ExportError, match=message):

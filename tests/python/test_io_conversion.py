@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The C API's float <-> INT8 helpers compute the host reference's integers on every core.
+"""The C API's float <-> INT8 and INT16 helpers compute the host reference's integers on
+every core.
 
-An `--io int8` program leaves quantizing the input to the application; the test vectors
-assume it quantizes as `et_zephyr.reference.edges.quantize_int8` does. The helpers
+An `--io int8` (`--io int16`) program leaves quantizing the input to the application; the
+test vectors assume it quantizes as `et_zephyr.reference.edges.quantize_int8`
+(`quantize_int16`) does. The helpers
 (lib/src/io_conversion.cpp) run here on the host and, built with arm-none-eabi-g++, on
 QEMU's Cortex-M3 (soft float), Cortex-M4 (FPv4, no rounding instruction) and Cortex-M55
 (FPv5 and Helium, which GCC's -O2 vectorizes for) over rounding midpoints and the floats
@@ -60,7 +62,8 @@ def cases() -> list[tuple[float, int, np.ndarray]]:
         )  # fmt: skip
         special = np.array(
             [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3e38, -3e38,
-             256 * s, -256 * s, 255.5 * s, -255.5 * s, 1e6, -1e6],
+             256 * s, -256 * s, 255.5 * s, -255.5 * s, 1e6, -1e6,
+             32766.5 * s, -32766.5 * s, 32767.5 * s, -32767.5 * s, 65536 * s, -65537 * s],
             dtype=np.float32,
         )  # fmt: skip
         random = rng.uniform(-300, 300, 4 * GROUP).astype(np.float32) * s
@@ -84,6 +87,10 @@ def expected(groups: list[tuple[float, int, np.ndarray]]) -> bytes:
         quantized = edges.quantize_int8(torch.from_numpy(values.copy()), scale32, zero_point)
         back = edges.dequantize_per_tensor(quantized, scale32, zero_point)
         result += quantized.numpy().tobytes() + back.numpy().astype("<f4").tobytes()
+        quantized16 = edges.quantize_int16(torch.from_numpy(values.copy()), scale32, zero_point)
+        back16 = edges.dequantize_per_tensor(quantized16, scale32, zero_point)
+        result += quantized16.numpy().astype("<i2").tobytes()
+        result += back16.numpy().astype("<f4").tobytes()
     return bytes(result)
 
 
@@ -128,3 +135,5 @@ def test_reference_rounds_half_to_even_and_saturates() -> None:
     values = torch.tensor([0.5, 1.5, 2.5, -0.5, -2.5, 1000.0, -1000.0, float("nan"), float("inf")])
     got = edges.quantize_int8(values, 1.0, 3).tolist()
     assert got == [3, 5, 5, 3, 1, 127, -128, 3, 127]
+    wide = torch.tensor([0.5, 1.5, -2.5, 40000.0, -40000.0, float("nan"), float("-inf")])
+    assert edges.quantize_int16(wide, 1.0, 0).tolist() == [0, 2, -2, 32767, -32767, 0, -32767]

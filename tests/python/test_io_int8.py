@@ -133,13 +133,18 @@ def test_an_output_that_is_not_dequantized_is_refused() -> None:
         export(f"{MODELS}:argmax_head", ExportOptions(io=IOMode("float", "int8")))
 
 
-@pytest.mark.parametrize("text", ["int16", "input=int8,input=float", "inputs=int8", ""])
+@pytest.mark.parametrize("text", ["int4", "input=int8,input=float", "inputs=int8", ""])
 def test_bad_io_text_is_one_line(capsys, text: str) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main([f"{MODELS}:tiny", "--io", text])
     assert exit_info.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "--io" in error and "input=float|int8,output=float|int8" in error
+    assert "--io" in error and "input=float|int8|int16,output=float|int8|int16" in error
+
+
+def test_int16_edges_of_an_int8_program_are_one_clear_error() -> None:
+    with pytest.raises(ExportError, match=r"input 0 is INT8 in the program, not INT16"):
+        export(f"{MODELS}:tiny", ExportOptions(io=IOMode("int16", "float")))
 
 
 def test_io_text() -> None:
@@ -153,7 +158,7 @@ def test_cli_reports_the_int8_edges(tmp_path, capsys) -> None:
     out_dir = tmp_path / "out"
     assert main([f"{MODELS}:small_cnn", "--io", "int8", "-o", str(out_dir), "--name", "m"]) == 0
     report = capsys.readouterr().out
-    assert "INT8 edges         input 0 int8 (scale " in report
+    assert "integer edges      input 0 int8 (scale " in report
     assert "; output 0 int8 (scale " in report
 
 

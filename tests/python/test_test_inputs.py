@@ -29,14 +29,15 @@ int main(int argc, char **argv) {
     sscanf(argv[2], "%d", &recipe.offset);
     sscanf(argv[3], "%u", &recipe.step_bits);
     sscanf(argv[4], "%lu", &count);
-    if (argc > 6) { /* scale, zero point: the INT8 input of an --io int8 program */
-        static int8_t quantized[4096];
+    if (argc > 7) { /* scale, zero point, bits: an --io int8 or --io int16 input */
+        static int16_t quantized[4096];
         float scale;
-        int zero_point;
+        int zero_point, bits;
         sscanf(argv[5], "%f", &scale);
         sscanf(argv[6], "%d", &zero_point);
-        generate_quantized_input(quantized, count, &recipe, scale, zero_point);
-        fwrite(quantized, 1, count, stdout);
+        sscanf(argv[7], "%d", &bits);
+        generate_quantized_input(quantized, count, &recipe, scale, zero_point, bits == 16);
+        fwrite(quantized, bits / 8, count, stdout);
         return 0;
     }
     generate_input(out, count, &recipe);
@@ -79,24 +80,28 @@ def test_c_and_python_make_the_same_floats(c_generator: Path) -> None:
         assert result.stdout == test_inputs.values(recipe, 4096).tobytes()
 
 
-def test_int8_inputs_are_the_floats_quantized_as_on_the_host(c_generator: Path) -> None:
-    """An --io int8 program's generated input: the same floats, quantized in chunks by
-    et_zephyr_quantize_int8(); the host reference quantizes the whole input at once."""
+@pytest.mark.parametrize(("bits", "scale", "zero_point"), [(8, 0.0731, -17), (16, 0.00031, 0)])
+def test_integer_inputs_are_the_floats_quantized_as_on_the_host(
+    c_generator: Path, bits: int, scale: float, zero_point: int
+) -> None:
+    """An --io int8 (int16) program's generated input: the same floats, quantized in
+    chunks by et_zephyr_quantize_int8() (_int16()); the host reference quantizes the whole
+    input at once."""
     from et_zephyr.reference import edges
 
+    quantize = edges.quantize_int16 if bits == 16 else edges.quantize_int8
     calibration = [(torch.randn(1, 3, 8, 8) * 4 + 1.5,) for _ in range(4)]
-    scale, zero_point = 0.0731, -17
     for count in (4096, 1000, 31, 33):  # whole chunks of 32, and a partial last one
         for row in test_inputs.recipes(calibration, 4, seed=3):
             (recipe,) = row
             seed, offset, step_bits = recipe.as_words()
             signed = offset - (1 << 32) if offset >= 1 << 31 else offset
-            arguments = [seed, signed, step_bits, count, repr(scale), zero_point]
+            arguments = [seed, signed, step_bits, count, repr(scale), zero_point, bits]
             result = subprocess.run(
                 [str(c_generator), *map(str, arguments)], check=True, capture_output=True
             )
             floats = torch.from_numpy(test_inputs.values(recipe, count))
-            expected = edges.quantize_int8(floats, scale, zero_point).numpy().tobytes()
+            expected = quantize(floats, scale, zero_point).numpy().tobytes()
             assert result.stdout == expected
 
 

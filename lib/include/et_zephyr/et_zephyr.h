@@ -360,24 +360,39 @@ void et_zephyr_dequantize_int8(const int8_t *src, float *dst, size_t count, floa
                                int32_t zero_point);
 
 /**
+ * Quantize @p count floats to INT16 as et_zephyr_quantize_int8() does, saturated to
+ * [-32767, 32767], the range of `et-export --activations int16`'s activations: for
+ * programs exported with `--io int16`, whose inputs are a 16x8 program's INT16 tensors
+ * (`et_zephyr.reference.edges.quantize_int16`).
+ */
+void et_zephyr_quantize_int16(const float *src, int16_t *dst, size_t count, float scale,
+                              int32_t zero_point);
+
+/** Dequantize @p count INT16 values: `(float)(q - zero_point) * scale`, one float32 rounding. */
+void et_zephyr_dequantize_int16(const int16_t *src, float *dst, size_t count, float scale,
+                                int32_t zero_point);
+
+/**
  * Set input @p index from @p count floats: an INT8 input (`--io int8`) is quantized with
- * et_zephyr_quantize_int8() straight into its planned buffer (no other copy), a float32
- * input is copied. @p data is laid out as for et_zephyr_set_input(): the program's dim order.
+ * et_zephyr_quantize_int8() straight into its planned buffer (no other copy), an INT16 one
+ * (`--io int16`) with et_zephyr_quantize_int16(), a float32 input is copied. @p data is
+ * laid out as for et_zephyr_set_input(): the program's dim order.
  *
  * @retval ET_ZEPHYR_ERR_SIZE_MISMATCH @p count differs from the input's element count.
- * @retval ET_ZEPHYR_ERR_DTYPE_MISMATCH the input is neither float32 nor INT8 with known
- *         quantization.
+ * @retval ET_ZEPHYR_ERR_DTYPE_MISMATCH the input is neither float32 nor INT8 or INT16 with
+ *         known quantization.
  */
 int et_zephyr_set_input_float(struct et_zephyr_model *model, size_t index, const float *data,
                               size_t count);
 
 /**
  * Copy output @p index, after a run, as @p count floats: an INT8 output is dequantized
- * with et_zephyr_dequantize_int8(), a float32 output copied.
+ * with et_zephyr_dequantize_int8(), an INT16 one with et_zephyr_dequantize_int16(), a
+ * float32 output copied.
  *
  * @retval ET_ZEPHYR_ERR_SIZE_MISMATCH @p count differs from the output's element count.
- * @retval ET_ZEPHYR_ERR_DTYPE_MISMATCH the output is neither float32 nor INT8 with known
- *         quantization.
+ * @retval ET_ZEPHYR_ERR_DTYPE_MISMATCH the output is neither float32 nor INT8 or INT16 with
+ *         known quantization.
  */
 int et_zephyr_output_float(const struct et_zephyr_model *model, size_t index, float *dst,
                            size_t count);

@@ -80,10 +80,11 @@ static int set_input(int v, int i) {
     if (rc == ET_ZEPHYR_OK) {
         rc = et_zephyr_input_info(&model, i, &info);
     }
-    if (rc == ET_ZEPHYR_OK && info.dtype == ET_ZEPHYR_DTYPE_INT8) {
-        /* An --io int8 program: the floats quantized as an application would. */
+    if (rc == ET_ZEPHYR_OK &&
+        (info.dtype == ET_ZEPHYR_DTYPE_INT8 || info.dtype == ET_ZEPHYR_DTYPE_INT16)) {
+        /* An --io int8 (int16) program: the floats quantized as an application would. */
         generate_quantized_input(buffer, info.numel, &vec_recipes[v][i], info.scale,
-                                 info.zero_point);
+                                 info.zero_point, info.dtype == ET_ZEPHYR_DTYPE_INT16);
     } else if (rc == ET_ZEPHYR_OK) {
         generate_input(buffer, info.numel, &vec_recipes[v][i]);
     }
@@ -117,7 +118,8 @@ static void print_result(int index, uint32_t cycles) {
         out.numel = 0;
     } else if (out.dtype == ET_ZEPHYR_DTYPE_FLOAT32) {
         y = out.data;
-    } else if (out.dtype == ET_ZEPHYR_DTYPE_INT8 && out.numel <= ARRAY_SIZE(dequantized) &&
+    } else if ((out.dtype == ET_ZEPHYR_DTYPE_INT8 || out.dtype == ET_ZEPHYR_DTYPE_INT16) &&
+               out.numel <= ARRAY_SIZE(dequantized) &&
                et_zephyr_output_float(&model, 0, dequantized, out.numel) == ET_ZEPHYR_OK) {
         y = dequantized;
     }

@@ -12,6 +12,7 @@
 #ifndef TEST_INPUTS_H_
 #define TEST_INPUTS_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -52,11 +53,12 @@ static inline void generate_input(float *dst, size_t count, const struct vec_rec
     (void)generate_floats(dst, count, recipe->seed, recipe);
 }
 
-/* The generated floats of an INT8 input, quantized in chunks (no float copy of the
- * whole input) with et_zephyr_quantize_int8(). */
-static inline void generate_quantized_input(int8_t *dst, size_t count,
+/* The generated floats of an INT8 input (or, with @p int16, an INT16 one), quantized in
+ * chunks (no float copy of the whole input) with et_zephyr_quantize_int8() or
+ * et_zephyr_quantize_int16(). */
+static inline void generate_quantized_input(void *dst, size_t count,
                                             const struct vec_recipe *recipe, float scale,
-                                            int32_t zero_point) {
+                                            int32_t zero_point, bool int16) {
     float chunk[32];
     uint32_t state = recipe->seed;
 
@@ -64,7 +66,11 @@ static inline void generate_quantized_input(int8_t *dst, size_t count,
         size_t n = count - first < ARRAY_SIZE(chunk) ? count - first : ARRAY_SIZE(chunk);
 
         state = generate_floats(chunk, n, state, recipe);
-        et_zephyr_quantize_int8(chunk, dst + first, n, scale, zero_point);
+        if (int16) {
+            et_zephyr_quantize_int16(chunk, (int16_t *)dst + first, n, scale, zero_point);
+        } else {
+            et_zephyr_quantize_int8(chunk, (int8_t *)dst + first, n, scale, zero_point);
+        }
     }
 }
 

@@ -77,14 +77,15 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
             f"({100 * agreement['relative_error_vs_float']:.2f} % of the float output's range)"
         )
     edges = [
-        f"{role} {index} int8 (scale {entry['scale']:.6g}, zero point {entry['zero_point']})"
+        f"{role} {index} {entry['dtype']} (scale {entry['scale']:.6g}, "
+        f"zero point {entry['zero_point']})"
         for role, key in (("input", "inputs"), ("output", "outputs"))
-        if manifest["io"][key] == "int8"
+        if manifest["io"][key] != "float"
         for index, entry in enumerate(manifest[key])
-        if entry["dtype"] == "int8" and entry["scale"] is not None
+        if entry["dtype"] in ("int8", "int16") and entry["scale"] is not None
     ]
     if edges:
-        lines.append(f"INT8 edges         {'; '.join(edges)}")
+        lines.append(f"integer edges      {'; '.join(edges)}")
     layouts = [
         f"{role} {index} {entry['shape']} {_layout_name(entry['dim_order'])}"
         for role, key in (("input", "inputs"), ("output", "outputs"))

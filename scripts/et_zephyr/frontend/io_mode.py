@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""`--io`: whether the program takes and gives float32 or the INT8 tensors themselves.
+"""`--io`: whether the program takes and gives float32 or the integer tensors themselves.
 
 `float` (the default) keeps the quantize at each input and the dequantize at each output
 in the program; `int8` removes them, so an application that has INT8 data (a sensor
-pipeline, another model) feeds it directly and no float buffer takes RAM. The two sides
-can differ: `input=int8,output=float` keeps float logits out. The graph step is
+pipeline, another model) feeds it directly and no float buffer takes RAM; `int16` does
+the same for a 16x8 program's INT16 edges (`--activations int16`). The two sides can
+differ: `input=int8,output=float` keeps float logits out. The graph step is
 int8_edges.py; this module is only the option, so `et-export --help` imports no torch.
 """
 
@@ -15,17 +16,20 @@ from typing import Literal, cast
 
 from ..errors import ExportError
 
-EdgeType = Literal["float", "int8"]
-_TYPES: tuple[EdgeType, ...] = ("float", "int8")
+EdgeType = Literal["float", "int8", "int16"]
+_TYPES: tuple[EdgeType, ...] = ("float", "int8", "int16")
 _SIDES = ("input", "output")
 
-SYNTAX = "float, int8, or input=float|int8,output=float|int8 (a side left out stays float)"
+SYNTAX = (
+    "float, int8, int16, or input=float|int8|int16,output=float|int8|int16 "
+    "(a side left out stays float)"
+)
 
 
 @dataclass(frozen=True)
 class IOMode:
-    """The type of the program's inputs and of its outputs (exposed activations are INT8
-    in every mode)."""
+    """The type of the program's inputs and of its outputs (exposed activations are
+    integer in every mode)."""
 
     inputs: EdgeType = "float"
     outputs: EdgeType = "float"

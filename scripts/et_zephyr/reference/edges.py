@@ -89,3 +89,12 @@ def quantize_int8(values: torch.Tensor, scale: float, zero_point: int) -> torch.
     product = values.to(torch.float32) * inv_scale  # one float32 rounding, as on the device
     rounded = torch.round(product.nan_to_num(0.0).clamp(-256.0, 256.0)).to(torch.int32)
     return (rounded + zero_point).clamp(-128, 127).to(torch.int8)
+
+
+def quantize_int16(values: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
+    """The C API's et_zephyr_quantize_int16(), for an `--io int16` input of a 16x8
+    program: as quantize_int8, saturated to the 16x8 activations' [-32767, 32767]."""
+    inv_scale = torch.tensor(1.0, dtype=torch.float32) / torch.tensor(scale, dtype=torch.float32)
+    product = values.to(torch.float32) * inv_scale
+    rounded = torch.round(product.nan_to_num(0.0).clamp(-65536.0, 65536.0)).to(torch.int32)
+    return (rounded + zero_point).clamp(-32767, 32767).to(torch.int16)

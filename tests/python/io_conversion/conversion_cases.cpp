@@ -3,11 +3,12 @@
  */
 
 /*
- * Runs lib/src/io_conversion.cpp (et_zephyr_quantize_int8, et_zephyr_dequantize_int8)
- * over the cases test_io_conversion.py writes to cases.bin, on the host or on a
- * Cortex-M under QEMU (semihosting gives fopen): groups of
- * [uint32 count][float scale][int32 zero point][count floats]. For each group it
- * writes the quantized bytes, then those bytes dequantized as floats, to results.bin.
+ * Runs lib/src/io_conversion.cpp (et_zephyr_quantize_int8/_int16,
+ * et_zephyr_dequantize_int8/_int16) over the cases test_io_conversion.py writes to
+ * cases.bin, on the host or on a Cortex-M under QEMU (semihosting gives fopen): groups
+ * of [uint32 count][float scale][int32 zero point][count floats]. For each group it
+ * writes the INT8 bytes, those dequantized as floats, the INT16 values and those
+ * dequantized, to results.bin.
  */
 
 #include <stdint.h>
@@ -34,6 +35,8 @@ int main() {
     static float values[kChunk];
     static int8_t quantized[kChunk];
     static float dequantized[kChunk];
+    static int16_t quantized16[kChunk];
+    static float dequantized16[kChunk];
     uint32_t count;
     while (read_values(in, &count, 1)) {
         float scale;
@@ -48,6 +51,10 @@ int main() {
         et_zephyr_dequantize_int8(quantized, dequantized, count, scale, zero_point);
         fwrite(quantized, 1, count, out);
         fwrite(dequantized, sizeof(float), count, out);
+        et_zephyr_quantize_int16(values, quantized16, count, scale, zero_point);
+        et_zephyr_dequantize_int16(quantized16, dequantized16, count, scale, zero_point);
+        fwrite(quantized16, sizeof(int16_t), count, out);
+        fwrite(dequantized16, sizeof(float), count, out);
     }
     fclose(out);
     puts("done");
