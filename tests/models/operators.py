@@ -11,7 +11,8 @@ rounding edges on the device: one output per operator.
 - (matmul()) a batch matrix product of two inputs, attention's q @ k^T;
 - (linears_16x8(), exported with --activations int16) 16x8 linears on CMSIS-NN's s16
   kernel, rows past its 32-bit partial sums; (convolutions_16x8()) its convolutions,
-  pools, additions and pads on an odd map;
+  pools, additions and pads on an odd map; (subtractions_16x8()) a 1-D denoiser's
+  subtractions on the s16 addition, and the LayerNorm it meets in INT8;
 - the float edges: the input's 16 x 8 x 8 = 1024 elements quantize in Helium's
   16-element blocks on the M55, a 10-element output dequantizes in the scalar tail.
 
@@ -135,6 +136,25 @@ class Convolutions16x8(nn.Module):
         )
 
 
+class Subtractions16x8(nn.Module):
+    """et-export --activations int16: a 1-D denoiser's `x - f(x)` and a clamped difference
+    of two branches (arm_elementwise_add_s16 with the second multiplier negated), and a
+    LayerNorm, which has no s16 kernel, in INT8 between them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.smooth = nn.Conv1d(1, 6, 9, padding=4)
+        self.noise = nn.Conv1d(6, 1, 9, padding=4)
+        self.branch = nn.Conv1d(1, 4, 5, padding=2)
+        self.norm = nn.LayerNorm(127)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        denoised = x - self.noise(torch.relu(self.smooth(x)))
+        branches = self.branch(denoised)
+        difference = (branches[:, :2] - branches[:, 2:]).clamp(-0.5, 2.0)
+        return denoised, difference, self.norm(difference)
+
+
 class QueryKey(nn.Module):
     def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
         return torch.matmul(query, key.transpose(1, 2))
@@ -182,6 +202,18 @@ def convolutions_16x8() -> Factory:
     generator = torch.Generator().manual_seed(6)
     calibration = [(torch.randn(1, 5, 13, 11, generator=generator),) for _ in range(32)]
     return Convolutions16x8().eval(), calibration[0], calibration
+
+
+def subtractions_16x8() -> Factory:
+    """et-export factory (with --activations int16): 32 calibration signals of 127
+    samples, amplitudes over three decades."""
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(7)
+    calibration = [
+        (torch.randn(1, 1, 127, generator=generator) * 10.0 ** (2 * torch.rand(1).item() - 1),)
+        for _ in range(32)
+    ]
+    return Subtractions16x8().eval(), calibration[0], calibration
 
 
 def matmul() -> Factory:

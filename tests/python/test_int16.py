@@ -184,6 +184,21 @@ def test_operators_without_an_s16_kernel_run_int8_and_are_named() -> None:
     assert isinstance(agreement, dict) and agreement["relative_error_vs_float"] < 0.05
 
 
+def test_subtractions_run_on_the_s16_addition() -> None:
+    """A denoiser's `x - f(x)` (a model input of another stride on its size-1 dims than
+    the convolution's output) and a clamped difference of two slices: both on
+    arm_elementwise_add_s16 with the second input's multiplier negated, nothing in
+    float, the program what the fake-quant model computes."""
+    artifacts = api.export(
+        f"{REPO}/tests/models/operators.py:subtractions_16x8",
+        api.ExportOptions(target="cortex-m4", warn=lambda _: None, activations="int16"),
+    )
+    assert artifacts.stats["et_zephyr::add_s16.out"].calls == 2
+    assert portable_arithmetic(artifacts.stats) == []
+    agreement = artifacts.manifest["agreement"]
+    assert isinstance(agreement, dict) and agreement["max_steps_vs_fake_quant"] <= 2
+
+
 def test_io_int16_takes_and_gives_the_int16_tensors() -> None:
     """--io int16: no quantize or dequantize left in the program; its vectors hold the
     INT16 inputs as et_zephyr_quantize_int16() makes them, and the host reference run on

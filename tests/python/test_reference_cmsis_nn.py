@@ -165,15 +165,17 @@ def test_pools_s16(oracle, hw, kernel, stride, padding) -> None:
             assert _nhwc_bytes(actual) == expected.tobytes(), (average, bounds)
 
 
+@pytest.mark.parametrize("subtract", [False, True], ids=["add", "sub"])
 @pytest.mark.parametrize(
     "scales", [(0.001, 0.001, 0.002), (0.0003, 0.002, 0.0021), (0.01, 0.0001, 0.004)]
 )
-def test_add_s16(oracle, scales) -> None:
+def test_add_s16(oracle, scales, subtract: bool) -> None:
+    """Additions, and subtractions (the second multiplier negated)."""
     generator = np.random.default_rng(int(scales[1] * 1e6))
     a = generator.integers(-32767, 32768, size=1001, dtype=np.int16)
     b = generator.integers(-32767, 32768, size=1001, dtype=np.int16)
     a[:3], b[:3] = [32767, -32767, 32767], [32767, -32767, -32767]
-    params = add_s16.parameters(*scales)
+    params = add_s16.parameters(*scales, subtract=subtract)
     requantization = (
         params.input_multipliers[0],
         params.input_shifts[0],

@@ -3,9 +3,10 @@
  */
 
 /*
- * et_zephyr::add_s16.out: a 16x8 addition of two int16 tensors of one shape and dim order
- * (et-export --activations int16) on CMSIS-NN's arm_elementwise_add_s16, with TensorFlow
- * Lite's left shift of 15. The host reference is scripts/et_zephyr/reference/add_s16.py.
+ * et_zephyr::add_s16.out: a 16x8 addition (or subtraction) of two int16 tensors of one
+ * shape and dim order (et-export --activations int16) on CMSIS-NN's
+ * arm_elementwise_add_s16, with TensorFlow Lite's left shift of 15. The host reference is
+ * scripts/et_zephyr/reference/add_s16.py.
  */
 
 #include <stdint.h>
@@ -42,6 +43,12 @@ bool is_requantization(int64_t multiplier, int64_t shift) {
     return multiplier >= 0 && multiplier <= INT32_MAX && shift >= -31 && shift <= 30;
 }
 
+// A subtraction negates its second input's multiplier (its rounding is still the
+// kernel's: half up on the negated product).
+bool is_input_requantization(int64_t multiplier, int64_t shift) {
+    return is_requantization(multiplier < 0 ? -multiplier : multiplier, shift);
+}
+
 } // namespace
 
 namespace et_zephyr::native {
@@ -54,8 +61,8 @@ Tensor &add_s16_out(KernelRuntimeContext &context, const Tensor &a, const Tensor
         a.scalar_type() == ScalarType::Short && b.scalar_type() == ScalarType::Short &&
         out.scalar_type() == ScalarType::Short && same_layout(a, b) && same_layout(a, out) &&
         input_multipliers.size() == 2 && input_shifts.size() == 2 &&
-        is_requantization(input_multipliers[0], input_shifts[0]) &&
-        is_requantization(input_multipliers[1], input_shifts[1]) &&
+        is_input_requantization(input_multipliers[0], input_shifts[0]) &&
+        is_input_requantization(input_multipliers[1], input_shifts[1]) &&
         is_requantization(output_multiplier, output_shift) && activation_min >= INT16_MIN &&
         activation_min <= activation_max && activation_max <= INT16_MAX && a.numel() <= INT32_MAX;
     if (!valid) {

@@ -46,6 +46,7 @@ _CLAMP = exir_ops.edge.aten.clamp.default
 _AVG_POOL = exir_ops.edge.aten.avg_pool2d.default
 _MAX_POOL = exir_ops.edge.aten.max_pool2d.default
 _ADD = exir_ops.edge.aten.add.Tensor
+_SUB = exir_ops.edge.aten.sub.Tensor
 _AVG_POOL_KERNEL = exir_ops.edge.et_zephyr.avg_pool2d_s16.default
 _MAX_POOL_KERNEL = exir_ops.edge.et_zephyr.max_pool2d_s16.default
 _ADD_KERNEL = exir_ops.edge.et_zephyr.add_s16.default
@@ -96,8 +97,8 @@ class Int16LayersToKernels(ExportPass):
             elif node.target in (_AVG_POOL, _MAX_POOL) and _int16_input(node):
                 self._lower_pool(node)
                 replaced += 1
-            elif node.target == _ADD and _int16_input(node):
-                _lower_add(node)
+            elif node.target in (_ADD, _SUB) and _int16_input(node):
+                _lower_add(node, subtract=node.target == _SUB)
                 replaced += 1
             elif node.target in _CLAMPS and _int16_output(node):
                 _clamp_in_steps(node)
@@ -309,11 +310,14 @@ def _pair(values: list[int]) -> list[int]:
     return values * 2 if len(values) == 1 else values
 
 
-def _lower_add(node: Node) -> None:
-    """arm_elementwise_add_s16 with TensorFlow Lite's 16x8 parameters (reference/add_s16.py)."""
+def _lower_add(node: Node, subtract: bool) -> None:
+    """arm_elementwise_add_s16 with TensorFlow Lite's 16x8 parameters (reference/add_s16.py);
+    a subtraction with its second input's multiplier negated."""
     first, second = node.meta["input_qparams"][0], node.meta["input_qparams"][1]
     output = node.meta["output_qparams"][0]
-    params = add_s16.parameters(float(first.scale), float(second.scale), float(output.scale))
+    params = add_s16.parameters(
+        float(first.scale), float(second.scale), float(output.scale), subtract
+    )
     node.target = _ADD_KERNEL
     node.args = (
         node.args[0],

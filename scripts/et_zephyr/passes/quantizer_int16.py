@@ -162,7 +162,8 @@ class Int16MaxPoolCheck(Int16PerTensorCheck):
 
 
 class Int16AddCheck(Int16PerTensorCheck):
-    """Two tensors of one shape: arm_elementwise_add_s16 does not broadcast."""
+    """Two tensors of one shape and memory order (arm_elementwise_add_s16 does not
+    broadcast); a dimension of size 1 has no order to differ in."""
 
     @classmethod
     def check_pattern(cls, pattern: list[Node]) -> bool:
@@ -170,7 +171,9 @@ class Int16AddCheck(Int16PerTensorCheck):
         if len(inputs) != 2:
             return False
         a, b = (get_first_fake_tensor(node) for node in inputs)
-        return a.shape == b.shape and a.stride() == b.stride()
+        return a.shape == b.shape and all(
+            size == 1 or a.stride(d) == b.stride(d) for d, size in enumerate(a.shape)
+        )
 
 
 _HARDSIGMOIDS = {torch.ops.aten.hardsigmoid.default, torch.ops.aten.hardsigmoid_.default}
@@ -204,8 +207,11 @@ POOL_PATTERNS: dict[tuple[OpOverload, ...], type[PatternCheck]] = {
     **{(_aten.max_pool2d.default, activation): Int16MaxPoolCheck for activation in _ACTIVATIONS},
 }
 ADD_PATTERNS: dict[tuple[OpOverload, ...], type[PatternCheck]] = {
-    (_aten.add.Tensor,): Int16AddCheck,
-    **{(_aten.add.Tensor, activation): Int16AddCheck for activation in _ACTIVATIONS},
+    (operator,): Int16AddCheck for operator in (_aten.add.Tensor, _aten.sub.Tensor)
+} | {
+    (operator, activation): Int16AddCheck
+    for operator in (_aten.add.Tensor, _aten.sub.Tensor)
+    for activation in _ACTIVATIONS
 }
 INT16_PATTERNS = LINEAR_PATTERNS | CONVOLUTION_PATTERNS | POOL_PATTERNS | ADD_PATTERNS
 

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""CMSIS-NN's arm_elementwise_add_s16, as the device runs it.
+"""CMSIS-NN's arm_elementwise_add_s16, as the device runs it (additions, and subtractions
+as the addition of the second input with its multiplier negated).
 
 Each input is shifted left by 15, requantized by its own multiplier and shift
 (arm_nn_requantize, the int8 kernels' requantization), the two summed in 32 bits and the
@@ -27,13 +28,17 @@ class AddParameters:
     output_shift: int
 
 
-def parameters(scale_a: float, scale_b: float, output_scale: float) -> AddParameters:
-    """Both inputs brought to twice the larger input scale, then to the output's."""
+def parameters(
+    scale_a: float, scale_b: float, output_scale: float, subtract: bool = False
+) -> AddParameters:
+    """Both inputs brought to twice the larger input scale, then to the output's; with
+    `subtract`, the second one negated."""
     twice_max = 2.0 * max(scale_a, scale_b)
     a = quantize_multiplier_aot(scale_a / twice_max)
     b = quantize_multiplier_aot(scale_b / twice_max)
     out = quantize_multiplier_aot(twice_max / ((1 << LEFT_SHIFT) * output_scale))
-    return AddParameters((a[0], b[0]), (a[1], b[1]), out[0], out[1])
+    second = -b[0] if subtract else b[0]
+    return AddParameters((a[0], second), (a[1], b[1]), out[0], out[1])
 
 
 def add_s16(
