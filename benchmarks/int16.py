@@ -10,8 +10,9 @@ held-out data. QAT fine-tunes the trained model through et-export's INT8 fake
 quantization (api.prepare_qat, 500 steps at a tenth of the learning rate) before
 api.export_qat. Mixed is --precision auto --drop-measure error with the model's own
 --max-drop (what 16x8 can reach; "asked" in the table): its row says how many of the
-linears and convolutions it put in 16x8. Each model is calibrated on 256 samples, the
-last 64 of which are the export's held-out inputs (what --precision auto judges on).
+operators it put in 16x8 (of the linears, convolutions, additions and pools). Each model
+is calibrated on 1024 training samples, the last 256 of which are the export's held-out
+inputs (what --precision auto judges on); the test inputs are another 256.
 Prints one row a model and variant: the task's metric, the error of the output against
 the float model's on the test inputs, measured as --precision auto measures it
 (reference/verify.py's relative_rms_error: each input's RMS error over its float
@@ -64,7 +65,7 @@ TEST_SAMPLES = 256
 BATCH = 64
 # Quantization-aware fine-tuning of the trained float model (INT8, et_zephyr.api.prepare_qat).
 QAT_STEPS = 500
-CALIBRATION_SAMPLES = 256
+CALIBRATION_SAMPLES = 1024
 
 
 @dataclass
