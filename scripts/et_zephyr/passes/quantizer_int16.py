@@ -13,12 +13,12 @@ are left in float here: the lowering quantizes them to the 64-bit integers the k
 add (passes/int16_lowering.py).
 
 Only the operators with an s16 kernel in et-zephyr are annotated 16x8 (linears, plain
-and depthwise convolutions, average and max pools, additions, with a fused ReLU or
-clamp); the others (LayerNorm, softmax, GELU, attention's matmuls, whole LSTM and GRU
-layers, ...) are quantized INT8 as EtZephyrQuantizer quantizes them, so that every
-operator runs on an integer kernel whose arithmetic the host reference shares (a float
-fallback would be neither fast nor bit-exact), and the export report names them. Where an
-INT16 and an INT8 tensor meet, the value is converted through float.
+and depthwise convolutions, average and max pools, additions and subtractions, with a
+fused ReLU or clamp); the others (LayerNorm, softmax, GELU, attention's matmuls, whole
+LSTM and GRU layers, ...) are quantized INT8 as EtZephyrQuantizer quantizes them, so that
+every operator runs on an integer kernel whose arithmetic the host reference shares (a
+float fallback would be neither fast nor bit-exact), and the export report names them.
+Where an INT16 and an INT8 tensor meet, the value is converted through float.
 """
 
 from __future__ import annotations
