@@ -255,6 +255,28 @@ TASKS: dict[str, Callable[[], Task]] = {
 }
 
 
+def trained(name: str) -> tuple[nn.Module, tuple[torch.Tensor], list[tuple[torch.Tensor]]]:
+    """An et-export factory's (model, example inputs, calibration) for a trained model of
+    this table, so that benchmarks/firmware.py measures its firmware."""
+    task = TASKS[name]()
+    return task.model, (task.test[:1],), [(x,) for x in task.calibration]
+
+
+def sensor_regression_trained() -> tuple[nn.Module, tuple[torch.Tensor], list]:
+    """et-export factory: the trained sensor regressor (benchmarks/firmware.py)."""
+    return trained("sensor_regression")
+
+
+def signal_denoiser_trained() -> tuple[nn.Module, tuple[torch.Tensor], list]:
+    """et-export factory: the trained signal denoiser (benchmarks/firmware.py)."""
+    return trained("signal_denoiser")
+
+
+def residual_chain_trained() -> tuple[nn.Module, tuple[torch.Tensor], list]:
+    """et-export factory: the trained residual chain (benchmarks/firmware.py)."""
+    return trained("residual_chain")
+
+
 def rows(name: str, target: str) -> list[tuple[str, ...]]:
     with quiet_imports():
         task = TASKS[name]()
