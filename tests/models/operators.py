@@ -137,20 +137,26 @@ class Convolutions16x8(nn.Module):
 
 
 class Subtractions16x8(nn.Module):
-    """et-export --activations int16: a 1-D denoiser's `x - f(x)` and a clamped difference
-    of two branches (arm_elementwise_add_s16 with the second multiplier negated), and a
-    LayerNorm, which has no s16 kernel, in INT8 between them."""
+    """et-export --activations int16: a denoiser's `x - f(x)` on a one-channel 1 x 127 map
+    (the NCHW input and the NHWC convolution output: one byte order in different dim
+    orders), a 1-D one's, and a clamped difference of two branches
+    (arm_elementwise_add_s16 with the second multiplier negated), and a LayerNorm, which
+    has no s16 kernel, in INT8 between them."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.smooth = nn.Conv1d(1, 6, 9, padding=4)
-        self.noise = nn.Conv1d(6, 1, 9, padding=4)
+        self.smooth = nn.Conv2d(1, 6, (1, 9), padding=(0, 4))
+        self.noise = nn.Conv2d(6, 1, (1, 9), padding=(0, 4))
+        self.smooth_1d = nn.Conv1d(1, 6, 9, padding=4)
+        self.noise_1d = nn.Conv1d(6, 1, 9, padding=4)
         self.branch = nn.Conv1d(1, 4, 5, padding=2)
         self.norm = nn.LayerNorm(127)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         denoised = x - self.noise(torch.relu(self.smooth(x)))
-        branches = self.branch(denoised)
+        signal = denoised.flatten(1, 2)
+        denoised_1d = signal - self.noise_1d(torch.relu(self.smooth_1d(signal)))
+        branches = self.branch(denoised_1d)
         difference = (branches[:, :2] - branches[:, 2:]).clamp(-0.5, 2.0)
         return denoised, difference, self.norm(difference)
 
@@ -210,7 +216,7 @@ def subtractions_16x8() -> Factory:
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(7)
     calibration = [
-        (torch.randn(1, 1, 127, generator=generator) * 10.0 ** (2 * torch.rand(1).item() - 1),)
+        (torch.randn(1, 1, 1, 127, generator=generator) * 10.0 ** (2 * torch.rand(1).item() - 1),)
         for _ in range(32)
     ]
     return Subtractions16x8().eval(), calibration[0], calibration

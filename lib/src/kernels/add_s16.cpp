@@ -26,16 +26,35 @@ namespace {
 
 constexpr int32_t kLeftShift = 15;
 
+// One shape, and the dims of size > 1 in one order: a dim of size 1 may stand anywhere in
+// a dim order (a one-channel NCHW input and an NHWC map are the same bytes).
 bool same_layout(const Tensor &a, const Tensor &b) {
     if (a.dim() != b.dim()) {
         return false;
     }
     for (ssize_t d = 0; d < a.dim(); ++d) {
-        if (a.size(d) != b.size(d) || a.dim_order()[d] != b.dim_order()[d]) {
+        if (a.size(d) != b.size(d)) {
             return false;
         }
     }
-    return true;
+    ssize_t i = 0;
+    ssize_t j = 0;
+    while (true) {
+        while (i < a.dim() && a.size(a.dim_order()[i]) == 1) {
+            ++i;
+        }
+        while (j < b.dim() && b.size(b.dim_order()[j]) == 1) {
+            ++j;
+        }
+        if (i == a.dim() || j == b.dim()) {
+            return i == a.dim() && j == b.dim();
+        }
+        if (a.dim_order()[i] != b.dim_order()[j]) {
+            return false;
+        }
+        ++i;
+        ++j;
+    }
 }
 
 // arm_nn_requantize shifts within 32 bits.
