@@ -22,29 +22,36 @@ namespace {
  * picolibc about 86 instructions there). */
 constexpr float kRoundingMagic = 12582912.0f;
 
-/* The product, already rounded to float32 (ISO C++ modes do not contract it with
- * the add into a fused multiply-add, and the clamp stands between them), clamped
- * so that the magic add is exact: past +-@p bound every zero point saturates anyway
- * (256 for INT8, 65536 for INT16; both far below 2^22). */
-inline int32_t round_clamped(float product, float bound) {
-    if (!(product == product)) {
-        return 0; /* NaN */
+/* zero_point + round(x * (1.0f / scale)), saturated to [kMin, kMax]. The product,
+ * already rounded to float32 (ISO C++ modes do not contract it with the add into a
+ * fused multiply-add, and the clamp stands between them), is clamped so that the magic
+ * add is exact: past +-2 * (kMax + 1) every zero point saturates anyway (256 for INT8,
+ * 65536 for INT16; both far below 2^22). */
+template <typename T, int32_t kMin, int32_t kMax>
+void quantize(const float *src, T *dst, size_t count, float scale, int32_t zero_point) {
+    constexpr float kBound = 2.0f * (kMax + 1);
+    const float inv_scale = 1.0f / scale;
+    for (size_t i = 0; i < count; ++i) {
+        float product = src[i] * inv_scale;
+        int32_t rounded = 0; /* NaN */
+        if (product == product) {
+            if (product > kBound) {
+                product = kBound;
+            } else if (product < -kBound) {
+                product = -kBound;
+            }
+            rounded = static_cast<int32_t>((product + kRoundingMagic) - kRoundingMagic);
+        }
+        const int32_t value = zero_point + rounded;
+        dst[i] = static_cast<T>(value > kMax ? kMax : (value < kMin ? kMin : value));
     }
-    if (product > bound) {
-        product = bound;
-    } else if (product < -bound) {
-        product = -bound;
-    }
-    return static_cast<int32_t>((product + kRoundingMagic) - kRoundingMagic);
 }
 
-/* 16x8 activations are symmetric in [-32767, 32767], as et-export quantizes them. */
-inline int16_t saturate_int16(int32_t value) {
-    return static_cast<int16_t>(value > 32767 ? 32767 : (value < -32767 ? -32767 : value));
-}
-
-inline int8_t saturate_int8(int32_t value) {
-    return static_cast<int8_t>(value > 127 ? 127 : (value < -128 ? -128 : value));
+template <typename T>
+void dequantize(const T *src, float *dst, size_t count, float scale, int32_t zero_point) {
+    for (size_t i = 0; i < count; ++i) {
+        dst[i] = static_cast<float>(static_cast<int32_t>(src[i]) - zero_point) * scale;
+    }
 }
 
 } // namespace
@@ -53,34 +60,23 @@ extern "C" {
 
 void et_zephyr_quantize_int8(const float *src, int8_t *dst, size_t count, float scale,
                              int32_t zero_point) {
-    const float inv_scale = 1.0f / scale;
-    for (size_t i = 0; i < count; ++i) {
-        const float product = src[i] * inv_scale;
-        dst[i] = saturate_int8(zero_point + round_clamped(product, 256.0f));
-    }
+    quantize<int8_t, -128, 127>(src, dst, count, scale, zero_point);
 }
 
 void et_zephyr_dequantize_int8(const int8_t *src, float *dst, size_t count, float scale,
                                int32_t zero_point) {
-    for (size_t i = 0; i < count; ++i) {
-        dst[i] = static_cast<float>(static_cast<int32_t>(src[i]) - zero_point) * scale;
-    }
+    dequantize(src, dst, count, scale, zero_point);
 }
 
+/* 16x8 activations are symmetric in [-32767, 32767], as et-export quantizes them. */
 void et_zephyr_quantize_int16(const float *src, int16_t *dst, size_t count, float scale,
                               int32_t zero_point) {
-    const float inv_scale = 1.0f / scale;
-    for (size_t i = 0; i < count; ++i) {
-        const float product = src[i] * inv_scale;
-        dst[i] = saturate_int16(zero_point + round_clamped(product, 65536.0f));
-    }
+    quantize<int16_t, -32767, 32767>(src, dst, count, scale, zero_point);
 }
 
 void et_zephyr_dequantize_int16(const int16_t *src, float *dst, size_t count, float scale,
                                 int32_t zero_point) {
-    for (size_t i = 0; i < count; ++i) {
-        dst[i] = static_cast<float>(static_cast<int32_t>(src[i]) - zero_point) * scale;
-    }
+    dequantize(src, dst, count, scale, zero_point);
 }
 
 } // extern "C"

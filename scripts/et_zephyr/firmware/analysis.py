@@ -53,10 +53,9 @@ def operator_stats(graph: GraphModule) -> dict[str, OperatorStats]:
     """Per operator (`namespace::name.overload`), in first-call order."""
     stats: dict[str, OperatorStats] = {}
     for node in graph.graph.nodes:
-        schema = getattr(node.target, "_schema", None)
-        if node.op != "call_function" or schema is None:
+        name = _operator_name(node)
+        if name is None:
             continue
-        name = f"{schema.name}.{schema.overload_name or 'default'}"
         entry = stats.setdefault(name, OperatorStats(runs_on=runs_on(name)))
         entry.calls += 1
         entry.macs += node_macs(node)
@@ -126,15 +125,21 @@ def int8_operators(graph: GraphModule) -> list[str]:
     values (in a 16x8 program: those with no s16 kernel, which run INT8)."""
     names: dict[str, None] = {}
     for node in graph.graph.nodes:
-        schema = getattr(node.target, "_schema", None)
-        value = node.meta.get("val")
-        if node.op != "call_function" or schema is None or not isinstance(value, torch.Tensor):
+        name, value = _operator_name(node), node.meta.get("val")
+        if name is None or not isinstance(value, torch.Tensor):
             continue
-        name = f"{schema.name}.{schema.overload_name or 'default'}"
         if value.dtype == torch.int8 and name.startswith(("cortex_m::", "et_zephyr::")):
             names[name] = None
     names.pop("cortex_m::quantize_per_tensor.out", None)
     return list(names)
+
+
+def _operator_name(node: Node) -> str | None:
+    """`namespace::name.overload` of an operator call, or None for other nodes."""
+    schema = getattr(node.target, "_schema", None)
+    if node.op != "call_function" or schema is None:
+        return None
+    return f"{schema.name}.{schema.overload_name or 'default'}"
 
 
 def mac_totals(stats: dict[str, OperatorStats]) -> dict[str, int]:

@@ -31,12 +31,11 @@ _DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
 @dataclass(frozen=True)
 class EdgeQuantization:
     """Scale and zero point of each input and output that the program takes or gives as
-    an integer tensor, by index, and which of them are INT16 (the others INT8)."""
+    an integer tensor, by index, and which inputs are INT16 (the others INT8)."""
 
     inputs: dict[int, tuple[float, int]] = field(default_factory=dict)
     outputs: dict[int, tuple[float, int]] = field(default_factory=dict)
     int16_inputs: frozenset[int] = frozenset()
-    int16_outputs: frozenset[int] = frozenset()
 
 
 def take_int8_edges(
@@ -81,7 +80,6 @@ def take_int8_edges(
             for i, args in quantize_outputs.dequant_args.items()
         },
         frozenset(inputs) if mode.inputs == "int16" else frozenset(),
-        frozenset(outputs) if mode.outputs == "int16" else frozenset(),
     )
 
 

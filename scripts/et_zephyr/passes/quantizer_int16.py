@@ -265,7 +265,7 @@ class _Int16Neighbourhoods(SharedQspecQuantizer):
             neighbours = {n for c in cluster for n in (*c.all_input_nodes, *c.users)} - cluster
             if (
                 qspecs
-                and all(getattr(spec, "dtype", None) == torch.int16 for spec in qspecs)
+                and all(map(_is_int16, qspecs))
                 and all(
                     n.op in ("placeholder", "output", "get_attr") or self._is_annotated(n)
                     for n in neighbours
@@ -321,7 +321,11 @@ class _Int8Islands(Quantizer):
 def _reads_int16(node: Node) -> bool:
     annotation = node.meta.get("quantization_annotation")
     specs = annotation.input_qspec_map.values() if annotation is not None else ()
-    return any(getattr(spec, "dtype", None) == torch.int16 for spec in specs)
+    return any(map(_is_int16, specs))
+
+
+def _is_int16(spec: object) -> bool:
+    return getattr(spec, "dtype", None) == torch.int16
 
 
 class _NamedNodes(NodeTargetNodeFinder):

@@ -85,16 +85,22 @@ def quantize_int8(values: torch.Tensor, scale: float, zero_point: int) -> torch.
     program's own quantize operator it saturates at every magnitude and computes the same
     on every core, so the host reference holds for any application data.
     """
-    inv_scale = torch.tensor(1.0, dtype=torch.float32) / torch.tensor(scale, dtype=torch.float32)
-    product = values.to(torch.float32) * inv_scale  # one float32 rounding, as on the device
-    rounded = torch.round(product.nan_to_num(0.0).clamp(-256.0, 256.0)).to(torch.int32)
-    return (rounded + zero_point).clamp(-128, 127).to(torch.int8)
+    return _quantize(values, scale, zero_point, -128, 127, torch.int8)
 
 
 def quantize_int16(values: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
     """The C API's et_zephyr_quantize_int16(), for an `--io int16` input of a 16x8
     program: as quantize_int8, saturated to the 16x8 activations' [-32767, 32767]."""
+    return _quantize(values, scale, zero_point, -32767, 32767, torch.int16)
+
+
+def _quantize(
+    values: torch.Tensor, scale: float, zero_point: int, low: int, high: int, dtype: torch.dtype
+) -> torch.Tensor:
+    """io_conversion.cpp's quantize(): the product clamped to +-2 * (high + 1) before
+    rounding (exact there; past it every zero point saturates anyway)."""
     inv_scale = torch.tensor(1.0, dtype=torch.float32) / torch.tensor(scale, dtype=torch.float32)
-    product = values.to(torch.float32) * inv_scale
-    rounded = torch.round(product.nan_to_num(0.0).clamp(-65536.0, 65536.0)).to(torch.int32)
-    return (rounded + zero_point).clamp(-32767, 32767).to(torch.int16)
+    product = values.to(torch.float32) * inv_scale  # one float32 rounding, as on the device
+    bound = 2.0 * (high + 1)
+    rounded = torch.round(product.nan_to_num(0.0).clamp(-bound, bound)).to(torch.int32)
+    return (rounded + zero_point).clamp(low, high).to(dtype)
