@@ -29,6 +29,9 @@ allocator).
 - residual_chain: a regressor of 12 residual blocks (linear + ReLU each), RMSE.
 
     python benchmarks/int16.py [-t cortex-m4] [MODEL ...]
+
+`<model>_trained` and `<model>_qat` are et-export factories of the trained model and of
+it after quantization-aware training, for benchmarks/firmware.py.
 """
 
 from __future__ import annotations
@@ -262,6 +265,28 @@ def trained(name: str) -> tuple[nn.Module, tuple[torch.Tensor], list[tuple[torch
     return task.model, (task.test[:1],), [(x,) for x in task.calibration]
 
 
+def fine_tuned(name: str) -> tuple[nn.Module, tuple[torch.Tensor], list[tuple[torch.Tensor]]]:
+    """An et-export factory's (model, example inputs, held-out inputs) for a model of this
+    table after quantization-aware training (et-export lowers it as export_qat does)."""
+    task = TASKS[name]()
+    return _fine_tuned(task), (task.test[:1],), _held_out(task)
+
+
+def sensor_regression_qat() -> tuple[nn.Module, tuple[torch.Tensor], list]:
+    """et-export factory: the sensor regressor after QAT (benchmarks/firmware.py)."""
+    return fine_tuned("sensor_regression")
+
+
+def signal_denoiser_qat() -> tuple[nn.Module, tuple[torch.Tensor], list]:
+    """et-export factory: the signal denoiser after QAT (benchmarks/firmware.py)."""
+    return fine_tuned("signal_denoiser")
+
+
+def residual_chain_qat() -> tuple[nn.Module, tuple[torch.Tensor], list]:
+    """et-export factory: the residual chain after QAT (benchmarks/firmware.py)."""
+    return fine_tuned("residual_chain")
+
+
 def sensor_regression_trained() -> tuple[nn.Module, tuple[torch.Tensor], list]:
     """et-export factory: the trained sensor regressor (benchmarks/firmware.py)."""
     return trained("sensor_regression")
@@ -328,8 +353,17 @@ def _export(task: Task, width: str, options: ExportOptions) -> Artifacts:
     if not width.endswith("QAT"):
         bundle = ModelBundle(task.model, example, [(x,) for x in task.calibration])
         return export(bundle, options)
-    model = copy.deepcopy(task.model)
-    prepared = prepare_qat(model, (task.train_inputs[:BATCH],))
+    return export_qat(_fine_tuned(task), example, options, _held_out(task))
+
+
+def _held_out(task: Task) -> list[tuple[torch.Tensor]]:
+    """What export holds out of the calibration samples: the last quarter."""
+    return [(x,) for x in task.calibration[-CALIBRATION_SAMPLES // 4 :]]
+
+
+def _fine_tuned(task: Task) -> GraphModule:
+    """The trained model after QAT_STEPS of quantization-aware training."""
+    prepared = prepare_qat(copy.deepcopy(task.model), (task.train_inputs[:BATCH],))
     channels_last = prepared.meta["channels_last"]
     layout = (
         (lambda x: x.contiguous(memory_format=torch.channels_last))
@@ -337,7 +371,7 @@ def _export(task: Task, width: str, options: ExportOptions) -> Artifacts:
         else (lambda x: x)
     )
     _train(prepared, layout(task.train_inputs), task.train_targets, QAT_STEPS, lr=1e-4)
-    return export_qat(prepared, example, options)
+    return prepared
 
 
 def main() -> int:

@@ -34,6 +34,8 @@ INPUT_SHAPE = (1, 1, 49, 10)
 CHANNELS = 64
 BLOCKS = 4
 WEIGHTS = Path(__file__).with_name("kws_weights.pt")
+# The state after train.py --qat (quantization-aware fine-tuning), for kws_qat().
+QAT_STATE = Path(__file__).with_name("kws_qat.pt")
 # Written by train.py: MFCCs of training clips, and of test clips with their labels.
 CALIBRATION = Path(__file__).with_name("calibration.npz")
 TEST_CLIPS = Path(__file__).with_name("test_clips.npz")
@@ -100,3 +102,14 @@ def kws() -> tuple[nn.Module, tuple[torch.Tensor], list[tuple[torch.Tensor]]]:
     # only keep the export working before train.py has run.
     calibration = _training_features() if CALIBRATION.exists() else _calibration_inputs(16)
     return model, calibration[0], calibration
+
+
+def kws_qat() -> tuple[nn.Module, tuple[torch.Tensor], list[tuple[torch.Tensor]]]:
+    """et-export factory: the model after train.py --qat EPOCHS, INT8 with the ranges it
+    learned; the calibration inputs only check it against its fake quantization."""
+    from et_zephyr.api import load_qat
+
+    if not QAT_STATE.exists():
+        raise FileNotFoundError(f"no {QAT_STATE.name}: run train.py --qat EPOCHS first")
+    model, example, calibration = kws()
+    return load_qat(model, example, QAT_STATE), example, calibration

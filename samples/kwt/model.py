@@ -38,6 +38,8 @@ HEADS = 2
 DEPTH = 2
 MLP = 64
 WEIGHTS = Path(__file__).with_name("kwt_weights.pt")
+# The state after train.py --qat (quantization-aware fine-tuning), for kwt_qat().
+QAT_STATE = Path(__file__).with_name("kwt_qat.pt")
 # Written by train.py: MFCCs of training clips, and of test clips with their labels.
 CALIBRATION = Path(__file__).with_name("calibration.npz")
 TEST_CLIPS = Path(__file__).with_name("test_clips.npz")
@@ -109,3 +111,14 @@ def kwt() -> tuple[nn.Module, tuple[torch.Tensor], list[tuple[torch.Tensor]]]:
         model.load_state_dict(torch.load(WEIGHTS, weights_only=True))
     calibration = _training_features() if CALIBRATION.exists() else _calibration_inputs(16)
     return model, calibration[0], calibration
+
+
+def kwt_qat() -> tuple[nn.Module, tuple[torch.Tensor], list[tuple[torch.Tensor]]]:
+    """et-export factory: the model after train.py --qat EPOCHS, INT8 with the ranges it
+    learned; the calibration inputs only check it against its fake quantization."""
+    from et_zephyr.api import load_qat
+
+    if not QAT_STATE.exists():
+        raise FileNotFoundError(f"no {QAT_STATE.name}: run train.py --qat EPOCHS first")
+    model, example, calibration = kwt()
+    return load_qat(model, example, QAT_STATE), example, calibration

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """Train the keyword transformer on samples/kws's espeak-ng keywords and write what it ships.
 
-    python samples/kwt/train.py [--out-dir build/kws-data] [--epochs N]
+    python samples/kwt/train.py [--out-dir build/kws-data] [--epochs N] [--qat EPOCHS]
 
 The data, features and augmentation are samples/kws's (the clips cached in --out-dir
 are shared with it). Writes, beside model.py: kwt_weights.pt (float32 state_dict),
 calibration.npz (training features for et-export's INT8 calibration) and
 test_clips.npz (one test-split clip per class, with its label, for the device sample).
+With --qat EPOCHS it then fine-tunes the trained model through et-export's INT8 fake
+quantization and writes kwt_qat.pt, for `et-export samples/kwt/model.py:kwt_qat`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from torch import nn
 sys.path.append(str(Path(__file__).resolve().parents[1] / "kws"))
 
 from dataset import Split  # noqa: E402
-from model import KWT, LABELS, WEIGHTS  # noqa: E402
+from model import KWT, LABELS, QAT_STATE, WEIGHTS  # noqa: E402
 from shipping import fit_best_epoch, train_and_ship  # noqa: E402
 
 EPOCHS = 40
@@ -34,7 +36,14 @@ WEIGHT_DECAY = 0.05
 
 def main(argv: list[str] | None = None) -> None:
     train_and_ship(
-        argv, __doc__.splitlines()[0], _fit, EPOCHS, WEIGHTS.parent, WEIGHTS, len(LABELS)
+        argv,
+        __doc__.splitlines()[0],
+        _fit,
+        EPOCHS,
+        WEIGHTS.parent,
+        WEIGHTS,
+        len(LABELS),
+        QAT_STATE,
     )
 
 

@@ -62,6 +62,7 @@ from .passes.one_d_as_two_d import one_d_as_two_d
 from .passes.prelu_in_int8 import prelu_in_int8
 from .passes.quantizer import cortex_m_quantizer
 from .passes.quantizer_int16 import Int16Quantizer
+from .passes.quantizer_qat import QatQuantizer
 from .passes.recurrent import unroll_recurrent
 from .passes.recurrent_kernels import whole_layers_to_kernels
 from .passes.recurrent_layers import calibrate_cell_states, recurrent_layers_whole
@@ -79,6 +80,8 @@ from .reference.verify import compare
 
 Warn = Callable[[str], None]
 HELD_OUT_MIN = 4
+# In the meta of prepare_qat's model: et-export lowers it as export_qat does.
+QAT_MARK = "et_zephyr_qat"
 
 
 @dataclass
@@ -138,6 +141,10 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
     with step("load model"):
         bundle = bind_constant_inputs(load_model(model) if isinstance(model, str) else model)
     name = options.name or _default_name(bundle)
+    if isinstance(bundle.model, GraphModule) and bundle.model.meta.get(QAT_MARK):
+        _check_qat_options(options)
+        named = dataclasses.replace(options, name=name)
+        return export_qat(bundle.model, bundle.example_inputs, named, bundle.calibration or None)
     _check_example_inputs(bundle)
     calibration, held_out = _split_data(bundle, options)
     _check_sample_shapes(bundle, calibration + held_out, options.stateful)
@@ -189,8 +196,9 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
 def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
     """A model to fine-tune with quantization-aware training, then `export_qat`.
 
-    Uses the same quantizer as `export`, so the trained fake-quant ranges are
-    the ones the Cortex-M kernels get. BatchNorm is folded into the Conv or Linear
+    Uses the same quantizer as `export`, its observers as fake quantizers
+    (passes/quantizer_qat.py), so training rounds as the Cortex-M kernels do and
+    the ranges it learns are the ones they get. BatchNorm is folded into the Conv or Linear
     before it with its running statistics first, as `export` folds it (fine-tuning
     with them frozen; a Linear's BatchNorm has no QAT form to train through). Feed it
     channels_last batches when the model convolves (`prepared.meta["channels_last"]`
@@ -200,8 +208,23 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
     graph = pipeline.capture_graph(prepared.model.eval(), prepared.example_inputs)
     pipeline.fold_batch_norm(graph)
     _rewrite_for_the_quantizer(graph)
-    qat_model = prepare_qat_pt2e(graph, cortex_m_quantizer())
+    qat_model = prepare_qat_pt2e(graph, QatQuantizer(cortex_m_quantizer()))
     qat_model.meta["channels_last"] = prepared.channels_last
+    qat_model.meta[QAT_MARK] = True
+    return qat_model
+
+
+def load_qat(model: torch.nn.Module, example_inputs: Inputs, trained: Path | str) -> GraphModule:
+    """`prepare_qat(model, example_inputs)` with the state of one fine-tuned before and
+    saved with `torch.save(prepared.state_dict(), trained)`: what a factory returns for
+    et-export to lower the QAT-trained model as `export_qat` does."""
+    qat_model = prepare_qat(model, example_inputs)
+    try:
+        qat_model.load_state_dict(torch.load(trained, weights_only=True))
+    except (OSError, RuntimeError) as error:
+        raise ExportError(
+            f"{trained}: not the state of this model after prepare_qat: {first_line(error)}"
+        ) from error
     return qat_model
 
 
@@ -513,6 +536,24 @@ def _check_activations(options: ExportOptions) -> None:
         return
     if options.npu:
         raise ExportError("--activations int16 runs on CMSIS-NN's s16 kernels: not with --npu")
+
+
+def _check_qat_options(options: ExportOptions) -> None:
+    """A model trained after prepare_qat is INT8 with the ranges it learned."""
+    flags = {
+        "--activations int16": options.activations == "int16" or bool(options.int16_layers),
+        "--precision auto": options.precision == "auto",
+        "--calib": options.calibration_file is not None,
+        "--calib-random": options.calib_random is not None,
+        "--npu": options.npu is not None,
+        "--stateful": options.stateful,
+    }
+    for flag, given in flags.items():
+        if given:
+            raise ExportError(
+                f"{flag} does not apply to a model trained after prepare_qat: "
+                "it is INT8, with the ranges it learned"
+            )
 
 
 def _check_stateful(options: ExportOptions) -> None:

@@ -42,7 +42,8 @@ examples:
 
 MODEL is 'path/to/file.py:factory', where factory() returns (model,
 example_inputs) or (model, example_inputs, calibration_inputs), or a saved
-torch.export program ('.pt2').
+torch.export program ('.pt2'). A model after quantization-aware training
+(et_zephyr.api.load_qat) is lowered with the INT8 ranges it learned.
 
 The device takes a model that convolves its inputs in the layouts its kernels
 read: an image NHWC, a [N, C, L] sequence NLC (sample by sample, as a sensor

@@ -60,6 +60,24 @@ def test_quantization_aware_training_exports_to_cmsis_nn() -> None:
     assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 2
 
 
+def test_quantization_aware_training_rounds_as_the_kernels_do() -> None:
+    """Training sees INT8: the prepared model's output lies on its output's INT8 grid,
+    and the weights it multiplies by are on theirs (observers alone would pass float)."""
+    from torchao.quantization.pt2e import FakeQuantizeBase
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
+    prepared = prepare_qat(model, (torch.randn(4, 16),))
+    fake_quants = [m for m in prepared.modules() if isinstance(m, FakeQuantizeBase)]
+    assert len(fake_quants) >= 4  # input, two weights, hidden and output activations
+    output = prepared(torch.randn(64, 16) * 3)
+    last = prepared.get_submodule(next(iter(prepared.graph.find_nodes(op="output")))
+                                  .args[0][0].target)  # fmt: skip
+    steps = output / last.scale + last.zero_point
+    assert torch.allclose(steps, steps.round(), atol=1e-3)
+    assert steps.min() >= -128 and steps.max() <= 127
+
+
 def test_quantization_aware_training_folds_a_linears_batch_norm() -> None:
     """MLPerf Tiny's autoencoder form (Linear, BatchNorm1d, ReLU): the BatchNorm folded
     with its running statistics, trained through and exported onto the s8 linear."""

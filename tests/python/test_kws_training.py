@@ -116,3 +116,35 @@ def test_calibration_is_training_features_of_every_class_and_feeds_the_factory()
     _, example_inputs, calibration = kws()
     assert len(calibration) == CALIBRATION_SAMPLES
     assert torch.equal(example_inputs[0], torch.from_numpy(features[:1]))
+
+
+def test_qat_fine_tuning_ships_a_state_that_et_export_lowers_as_trained(
+    tmp_path, monkeypatch
+) -> None:
+    """train.py --qat: fine_tune_qat's state saved, reloaded by the kws_qat factory and
+    exported INT8 with the input range it learned, not a recalibrated one."""
+    import model as kws_model
+    from dataset import Split, features
+    from et_zephyr.api import ExportOptions, export
+    from et_zephyr.errors import ExportError
+    from et_zephyr.frontend.io_mode import parse_io
+    from et_zephyr.frontend.loading import ModelBundle
+    from shipping import fine_tune_qat
+
+    rng = np.random.default_rng(0)
+    clips = (0.1 * rng.standard_normal((24, SAMPLE_RATE))).astype(np.float32)
+    train = Split(clips, np.arange(24) % len(LABELS))
+    validation = (features(clips[:12], rng), train.labels[:12])
+    torch.manual_seed(0)
+    example = (torch.from_numpy(validation[0][:1]).clone(),)
+    qat_model = fine_tune_qat(DSCNN(), train, validation, 1, 0, example)
+    learned_scale = float(qat_model.activation_post_process_0.scale)
+    monkeypatch.setattr(kws_model, "QAT_STATE", tmp_path / "kws_qat.pt")
+    torch.save(qat_model.state_dict(), kws_model.QAT_STATE)
+
+    options = ExportOptions(target="cortex-m4", name="kws_qat", io=parse_io("int8"))
+    artifacts = export(ModelBundle(*kws_model.kws_qat()), options)
+    assert artifacts.manifest["inputs"][0]["scale"] == pytest.approx(learned_scale)
+    assert artifacts.manifest["macs"]["cmsis_nn"] == artifacts.manifest["macs"]["total"]
+    with pytest.raises(ExportError, match="--activations int16 does not apply to a model"):
+        export(ModelBundle(*kws_model.kws_qat()), ExportOptions(activations="int16"))
