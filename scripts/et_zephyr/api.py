@@ -371,6 +371,8 @@ def _lower(
                 [_first(r) for s in held_out_streams for r in pipeline.run_stream(float_model, s)],
                 io[1][0].scale,
             )
+            if float_model is fake_quant:  # export_qat's: no float model but the trained one
+                agreement = dataclasses.replace(agreement, reference="the QAT model")
     with step("memory planning and serialization"):
         program = pipeline.plan_within_peak(
             lowered, target, options.fast_arena, options.arena_budget

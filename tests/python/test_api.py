@@ -58,6 +58,8 @@ def test_quantization_aware_training_exports_to_cmsis_nn() -> None:
     artifacts = export_qat(prepared, example, ExportOptions(target="cortex-m55", name="qat"))
     assert artifacts.manifest["macs"]["cmsis_nn"] == 2_656_768
     assert artifacts.manifest["agreement"]["max_steps_vs_fake_quant"] <= 2
+    # No float model after QAT: the report says what the program was held against.
+    assert artifacts.manifest["agreement"]["reference"] == "the QAT model"
 
 
 def test_quantization_aware_training_rounds_as_the_kernels_do() -> None:

@@ -64,17 +64,19 @@ def render_report(artifacts: Artifacts, out_dir: Path | None = None) -> str:
         )
     agreement = manifest["agreement"]
     if agreement is not None:
+        reference = agreement["reference"]
+        output = "the float output" if reference == "float" else f"{reference}'s output"
         top1 = ""
         if agreement["top1_vs_float"] is not None:
             top1 = (
                 f"top-1 {100 * agreement['top1_vs_fake_quant']:.0f} % vs fake-quant, "
-                f"{100 * agreement['top1_vs_float']:.0f} % vs float; "
+                f"{100 * agreement['top1_vs_float']:.0f} % vs {reference}; "
             )
         lines.append(
             f"agreement          {agreement['samples']} held-out inputs: {top1}largest error "
             f"{_steps(agreement['max_steps_vs_fake_quant'])} vs fake-quant, "
-            f"{_steps(agreement['max_steps_vs_float'])} vs float "
-            f"({100 * agreement['relative_error_vs_float']:.2f} % of the float output's range)"
+            f"{_steps(agreement['max_steps_vs_float'])} vs {reference} "
+            f"({100 * agreement['relative_error_vs_float']:.2f} % of {output}'s range)"
         )
     edges = [
         f"{role} {index} {entry['dtype']} (scale {entry['scale']:.6g}, "

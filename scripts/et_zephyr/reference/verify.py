@@ -12,7 +12,9 @@ import torch
 class Agreement:
     """Top-1 agreement (for a classifier-shaped output: one row of two or more scores a
     sample; None otherwise, where an argmax over pixels or values says nothing) and the
-    largest error, in output quantization steps and relative to the float output's range."""
+    largest error, in output quantization steps and relative to the float output's range.
+    `reference` names the float model: after quantization-aware training it is the
+    trained fake-quant model, there being no other."""
 
     samples: int
     top1_vs_fake_quant: float | None
@@ -20,6 +22,7 @@ class Agreement:
     max_steps_vs_fake_quant: float
     max_steps_vs_float: float
     relative_error_vs_float: float
+    reference: str = "float"
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
