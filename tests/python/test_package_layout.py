@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "scripts" / "et_zephyr"
 STAGES = [
     "errors",
     "common",
+    "audio",
     "frontend",
     "reference",
     "firmware",
