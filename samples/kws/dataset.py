@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,9 +54,20 @@ def load(cache_dir: Path, clips_per_class: int, seed: int) -> dict[str, Split]:
     return {name: Split(audio[in_split == name], labels[in_split == name]) for name in SPLITS}
 
 
+# Features of augmented float audio (N, 16000) -> (N, 49, 10): MLPerf Tiny's float MFCCs
+# unless a sample sets its own (samples/kws_stream: the device's fixed-point front end).
+_front_end: Callable[[np.ndarray], np.ndarray] = mfcc
+
+
+def use_front_end(front_end: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Make features() compute front_end(audio) for every split, epoch and file written."""
+    global _front_end
+    _front_end = front_end
+
+
 def features(clean: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Augmented MFCCs of clean clips, shaped as DSCNN inputs (N, 1, 49, 10)."""
-    chunks = [mfcc(augment(clean[i : i + CHUNK], rng)) for i in range(0, len(clean), CHUNK)]
+    chunks = [_front_end(augment(clean[i : i + CHUNK], rng)) for i in range(0, len(clean), CHUNK)]
     return np.concatenate(chunks)[:, np.newaxis]
 
 
