@@ -29,8 +29,12 @@ from model import LABELS
 
 def host_scores(export: Path, features: np.ndarray) -> np.ndarray:
     """(frames, classes) float32 scores of the program, one frame a run, states carried."""
-    pte = next(export.glob("*.pte")).read_bytes()
-    manifest = json.loads(next(export.glob("*.json")).read_text())
+    ptes, manifests = sorted(export.glob("*.pte")), sorted(export.glob("*.json"))
+    if len(ptes) != 1 or len(manifests) != 1:
+        raise SystemExit(f"gen_stream.py: expected one .pte and one .json in {export}")
+    pte = ptes[0].read_bytes()
+    manifest = json.loads(manifests[0].read_text())
+    outputs = len(manifest["outputs"])  # then the states, in the manifest's order
     states = [
         torch.full(s["shape"], s["reset_value"], dtype=getattr(torch, s["dtype"]))
         for s in manifest["states"]
@@ -40,7 +44,7 @@ def host_scores(export: Path, features: np.ndarray) -> np.ndarray:
         hop = torch.from_numpy(frame).reshape(1, 1, -1)
         result = run_pte(pte, (hop, *states), manifest["target"]["isa"])
         scores.append(result[0].numpy().reshape(-1))
-        states = list(result[1:])
+        states = list(result[outputs:])
     return np.stack(scores)
 
 
