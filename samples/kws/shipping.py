@@ -166,13 +166,11 @@ def fit_best_epoch(
 ) -> nn.Module:
     """Minibatch cross-entropy training, fresh noise, shift and loudness every epoch;
     the epoch with the best validation accuracy wins, its weights loaded into model."""
-    rng = np.random.default_rng(seed)
-    best, best_accuracy = copy.deepcopy(model.state_dict()), -1.0
-    for epoch in range(epochs):
+
+    def clip_epoch(rng: np.random.Generator) -> list[float]:
         inputs = torch.from_numpy(features(train.clean, rng))
         labels = torch.from_numpy(train.labels)
         order = torch.from_numpy(rng.permutation(len(labels)))
-        set_training(model, True)
         losses = []
         for indices in order.split(batch):
             loss = nn.functional.cross_entropy(
@@ -183,6 +181,26 @@ def fit_best_epoch(
             optimizer.step()
             schedule.step()
             losses.append(loss.item())
+        return losses
+
+    return best_of_epochs(model, validation, epochs, seed, clip_epoch)
+
+
+def best_of_epochs(
+    model: nn.Module,
+    validation: tuple[np.ndarray, np.ndarray],
+    epochs: int,
+    seed: int,
+    train_epoch: Callable[[np.random.Generator], list[float]],
+) -> nn.Module:
+    """Run train_epoch (one epoch in training mode, drawing its randomness from the
+    generator seeded with `seed`; returns its losses) `epochs` times; the epoch with the
+    best validation accuracy wins, its weights loaded into model."""
+    rng = np.random.default_rng(seed)
+    best, best_accuracy = copy.deepcopy(model.state_dict()), -1.0
+    for epoch in range(epochs):
+        set_training(model, True)
+        losses = train_epoch(rng)
         accuracy = float(np.mean(predict(model, validation[0]) == validation[1]))
         print(
             f"epoch {epoch + 1:2}/{epochs}: training loss {np.mean(losses):.3f}, "

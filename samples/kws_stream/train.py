@@ -16,7 +16,6 @@ one before it, so that the LSTM answers for the last second whatever it heard be
 
 from __future__ import annotations
 
-import copy
 import sys
 from pathlib import Path
 
@@ -31,10 +30,9 @@ sys.path.append(str(Path(__file__).resolve().parents[1] / "kws"))
 
 import dataset  # noqa: E402
 from augment import augment  # noqa: E402
-from classify import predict  # noqa: E402
 from dataset import Split  # noqa: E402
 from model import LABELS, STREAM, WEIGHTS, KeywordLstm  # noqa: E402
-from shipping import train_and_ship  # noqa: E402
+from shipping import best_of_epochs, train_and_ship  # noqa: E402
 
 EPOCHS = 30
 LEARNING_RATE = 5e-3
@@ -91,17 +89,15 @@ def _fit(
     sequences = len(train.labels) // SEQUENCE_CLIPS
     steps = epochs * -(-sequences // SEQUENCE_BATCH)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=steps)
-    rng = np.random.default_rng(seed)
     # The last frame of each clip: 16,000 samples a clip, 320 a frame, 480 a window.
     ends = torch.arange(SEQUENCE_CLIPS) * FRAMES_PER_CLIP + FRAMES_PER_CLIP - 2
-    best, best_accuracy = copy.deepcopy(model.state_dict()), -1.0
-    for epoch in range(epochs):
+
+    def stream_epoch(rng: np.random.Generator) -> list[float]:
         order = rng.permutation(len(train.labels))[: sequences * SEQUENCE_CLIPS]
         order = order.reshape(sequences, SEQUENCE_CLIPS)
         audio = augment(train.clean[order.reshape(-1)], rng).reshape(sequences, -1)
         inputs = torch.from_numpy(mfcc.features(pcm(audio)))
         labels = torch.from_numpy(train.labels[order])
-        model.train()
         losses = []
         for batch in torch.randperm(sequences).split(SEQUENCE_BATCH):
             out, _ = model.lstm(inputs[batch])
@@ -112,15 +108,9 @@ def _fit(
             optimizer.step()
             schedule.step()
             losses.append(loss.item())
-        accuracy = float(np.mean(predict(model, validation[0]) == validation[1]))
-        print(
-            f"epoch {epoch + 1:2}/{epochs}: training loss {np.mean(losses):.3f}, "
-            f"validation accuracy {accuracy:.1%}"
-        )
-        if accuracy > best_accuracy:
-            best, best_accuracy = copy.deepcopy(model.state_dict()), accuracy
-    model.load_state_dict(best)
-    return model
+        return losses
+
+    return best_of_epochs(model, validation, epochs, seed, stream_epoch)
 
 
 def _write_stream(argv: list[str]) -> None:
