@@ -75,8 +75,9 @@ from .planning.compaction import compact_program
 from .planning.layout_views import input_dim_orders, plan_layout_views
 from .planning.memory import arena_sizes, planned_lower_bound
 from .precision import PrecisionChoice, choose_int16_layers
+from .precision import program_drop as precision_program_drop
 from .reference import dim_orders
-from .reference.verify import compare
+from .reference.verify import Agreement, compare
 
 Warn = Callable[[str], None]
 HELD_OUT_MIN = 4
@@ -167,30 +168,51 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         whole_layers = not options.unroll_recurrent and npu_spec is None
         _rewrite_for_the_quantizer(graph, whole_layers=whole_layers, stateful=options.stateful)
         calibrate_cell_states(graph, calibration_streams)
-    choice = None
-    if options.precision == "auto":
-        with step("precision"):
-            choice = choose_int16_layers(
-                graph,
-                calibration_streams,
-                held_out,
-                options.max_drop,
-                options.drop_measure,
-                options.layer_progress,
-            )
-        options = dataclasses.replace(options, int16_layers=choice.int16_layers)
-    with step("quantize"):
-        quantizer = npu.quantizer(npu_spec) if npu_spec else _quantizer(options)
-        # Quantization rewrites the graph it is given; et-compare's float values need it
-        # as it was, its nodes named as the quantizer's own passes rename them (a whole
-        # recurrent layer's, e.g.).
-        float_graph = None
-        if options.layer_data or options.stateful:
-            float_graph = quantizer.transform_for_annotation(copy.deepcopy(graph))
-        fake_quant = pipeline.quantize(graph, quantizer, calibration_streams, options.progress)
-    return _lower(
-        fake_quant, prepared, held_out, target, name, options, npu_spec, float_graph, choice
-    )
+
+    def quantize_and_lower(
+        options: ExportOptions, choice: PrecisionChoice | None = None
+    ) -> Artifacts:
+        with options.times.step("quantize"):
+            quantizer = npu.quantizer(npu_spec) if npu_spec else _quantizer(options)
+            # Quantization rewrites the graph it is given; et-compare's float values need
+            # it as it was, its nodes named as the quantizer's own passes rename them (a
+            # whole recurrent layer's, e.g.).
+            float_graph = None
+            if options.layer_data or options.stateful:
+                float_graph = quantizer.transform_for_annotation(copy.deepcopy(graph))
+            source = copy.deepcopy(graph) if options.precision == "auto" else graph
+            fake_quant = pipeline.quantize(source, quantizer, calibration_streams, options.progress)
+        return _lower(
+            fake_quant, prepared, held_out, target, name, options, npu_spec, float_graph, choice
+        )
+
+    if options.precision != "auto":
+        return quantize_and_lower(options)
+
+    def lowered(int16_layers: tuple[str, ...]) -> Agreement | None:
+        """The agreement of the program with these layers 16x8, its warnings unsaid."""
+        trial = dataclasses.replace(
+            options,
+            int16_layers=int16_layers,
+            warn=lambda message: None,
+            layer_data=False,
+            times=StepTimes(),  # counted in the precision step
+        )
+        agreement = quantize_and_lower(trial).manifest["agreement"]
+        return Agreement(**agreement) if isinstance(agreement, dict) else None
+
+    with step("precision"):
+        choice = choose_int16_layers(
+            graph,
+            calibration_streams,
+            held_out,
+            options.max_drop,
+            options.drop_measure,
+            options.layer_progress,
+            lowered if options.verify else lambda layers: None,
+        )
+    chosen = dataclasses.replace(options, int16_layers=choice.int16_layers)
+    return quantize_and_lower(chosen, choice)
 
 
 def prepare_qat(model: torch.nn.Module, example_inputs: Inputs) -> GraphModule:
@@ -395,6 +417,20 @@ def _lower(
                 "(their float rounding on the device may differ from the host reference's)",
                 options,
             )
+        program_drop = (
+            precision_program_drop(precision.measure, agreement)
+            if precision and agreement
+            else None
+        )
+        if precision and program_drop is not None and program_drop > precision.max_drop:
+            # Even with every candidate in 16x8 (the search stops at the first set whose
+            # program is within).
+            _warn_or_refuse(
+                f"--precision auto: the program is {100 * program_drop:.2f} % from the float "
+                f"model, above --max-drop {100 * precision.max_drop:g} % with every layer "
+                "that has an s16 kernel in 16x8",
+                options,
+            )
         int8 = int8_operators(final_graph) if options.activations == "int16" else []
         if int8:
             options.warn(
@@ -420,7 +456,7 @@ def _lower(
             scratch_for=scratch_for,
             kernels_without_fallback=without_fallback,
             int16_tensors=int16_tensors(final_graph),
-            precision=precision.to_json() if precision else None,
+            precision=precision.to_json(program_drop) if precision else None,
         )
 
 

@@ -9,6 +9,7 @@ and come closer to the float model than INT8 does.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import numpy as np
@@ -285,3 +286,28 @@ def test_whole_recurrent_layers_keep_their_int8_kernels_in_16x8() -> None:
     calls = {name: stats.calls for name, stats in artifacts.stats.items()}
     assert calls["et_zephyr::quantized_lstm.out"] == 1
     assert calls[S16] == 1
+
+
+def test_precision_auto_says_when_the_program_misses_what_its_trials_met() -> None:
+    """A whole GRU layer's integer gates round more than PT2E's fake quantization shows:
+    gru's head (its one candidate) in 16x8 meets 1.85 % in its trial, not in the lowered
+    program. The report says so, a warning names the program's figure, and --strict
+    refuses the export."""
+    warnings: list[str] = []
+    options = api.ExportOptions(
+        target="cortex-m4",
+        precision="auto",
+        max_drop=0.0185,
+        drop_measure="error",
+        warn=warnings.append,
+    )
+    artifacts = api.export(f"{REPO}/tests/models/recurrent.py:gru", options)
+    precision = artifacts.manifest["precision"]
+    assert precision["drop"] <= 0.0185 < precision["program_drop"]
+    assert precision["program_drop"] == artifacts.manifest["agreement"]["relative_error_vs_float"]
+    assert "NOT within --max-drop 1.85 %" in render_report(artifacts)
+    assert [w for w in warnings if "the program is" in w and "above --max-drop 1.85 %" in w]
+    with pytest.raises(ExportError, match="above --max-drop 1.85 %.*--strict"):
+        api.export(
+            f"{REPO}/tests/models/recurrent.py:gru", dataclasses.replace(options, strict=True)
+        )

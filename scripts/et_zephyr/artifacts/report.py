@@ -125,11 +125,16 @@ def _precision_line(precision: dict) -> str:
     chosen = ", ".join(layers) if layers else "none"
     measure = {"top1": "top-1 disagreement", "error": "relative RMS error"}[precision["measure"]]
     drop, limit = precision["drop"], precision["max_drop"]
-    within = "within" if drop <= limit else "NOT within"
+    program = precision.get("program_drop")
+    worst = drop if program is None else max(drop, program)
+    within = "within" if worst <= limit else "NOT within"
+    measured = f"{100 * drop:.2f} %"
+    if program is not None:
+        measured = f"{measured} fake-quantized, {100 * program:.2f} % the program"
     return (
-        f"precision auto     16x8 on {len(layers)} layers ({chosen}): {measure} vs float "
-        f"{100 * drop:.2f} % (INT8 everywhere: {100 * precision['int8_drop']:.2f} %), "
-        f"{within} --max-drop {100 * limit:g} %"
+        f"precision auto     16x8 on {len(layers)} layer{'' if len(layers) == 1 else 's'} "
+        f"({chosen}): {measure} vs float {measured} (INT8 everywhere: "
+        f"{100 * precision['int8_drop']:.2f} %), {within} --max-drop {100 * limit:g} %"
     )
 
 
