@@ -74,8 +74,8 @@ from .passes.transpose_conv_variants import plain_transpose_convs
 from .planning.compaction import compact_program
 from .planning.layout_views import input_dim_orders, plan_layout_views
 from .planning.memory import arena_sizes, planned_lower_bound
-from .precision import PrecisionChoice, choose_int16_layers
-from .precision import program_drop as precision_program_drop
+from .precision.search import PrecisionChoice, choose_int16_layers
+from .precision.search import program_drop as precision_program_drop
 from .reference import dim_orders
 from .reference.verify import Agreement, compare
 
@@ -111,7 +111,7 @@ class ExportOptions:
     # Layers (node names) quantized 16x8 among INT8 ones: what --precision auto chooses.
     int16_layers: tuple[str, ...] = ()
     # "auto": choose int16_layers so the held-out drop against float is within max_drop
-    # (precision.py).
+    # (precision/search.py).
     precision: Literal["auto"] | None = None
     max_drop: float = 0.01
     # How the drop is measured: "top1" or "error" (None: top1 for class scores).

@@ -7,7 +7,7 @@ prepare_model -> capture_graph -> fold_batch_norm -> scale_alpha_operands
 -> decompose_attention (passes/attention.py)
 -> unroll_recurrent (passes/recurrent.py)
 -> means_to_matmuls (passes/mean_as_matmul.py)
--> choose_int16_layers (precision.py, with --precision auto) -> quantize
+-> choose_int16_layers (precision/search.py, with --precision auto) -> quantize
    (passes/quantizer.py, quantizer_int16.py with --activations int16 or mixed)
 -> fold_constant_scales -> fold_requantize_chains (passes/requantization.py)
 -> to_edge_dialect -> take_int8_edges (passes/int8_edges.py, with --io int8)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""--precision auto's search: its trials (precision_trials.py) are the models the export's
+"""--precision auto's search: its trials (precision/trials.py) are the models the export's
 own quantization makes (one calibration run recorded and replayed into the observers must
 give every set of 16x8 layers the same fake-quantized outputs, bit for bit, as PT2E
 calibrating that set from scratch), and a set is chosen only when its lowered program is
@@ -16,8 +16,8 @@ from conftest import REPO
 from et_zephyr import api, pipeline
 from et_zephyr.passes.quantizer import EtZephyrQuantizer
 from et_zephyr.passes.quantizer_int16 import Int16Quantizer, mixed_precision_candidates
-from et_zephyr.precision import choose_int16_layers
-from et_zephyr.precision_trials import QuantizationTrials
+from et_zephyr.precision.search import choose_int16_layers
+from et_zephyr.precision.trials import QuantizationTrials
 from et_zephyr.reference.verify import Agreement
 
 

@@ -24,10 +24,10 @@ from torchao.quantization.pt2e import ObserverBase
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import Quantizer
 
-from . import pipeline
-from .frontend.streams import Stream
-from .passes.quantizer import EtZephyrQuantizer
-from .passes.quantizer_int16 import Int16Quantizer
+from .. import pipeline
+from ..frontend.streams import Stream
+from ..passes.quantizer import EtZephyrQuantizer
+from ..passes.quantizer_int16 import Int16Quantizer
 
 # What sets an observer's kind apart from another's on the same tensors.
 _KIND_ATTRIBUTES = (

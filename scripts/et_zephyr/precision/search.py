@@ -14,7 +14,7 @@ in the trial and then in the program lowered from the set (its host reference, t
 device's arithmetic), since some integer kernels round more than fake quantization shows
 (LayerNorm, GELU and softmax tables, a whole LSTM or GRU layer's gates and state).
 Each trial is a fake-quantized model (PT2E, calibrated as the export calibrates;
-precision_trials.py), not a lowered program: what the host reference computes follows it
+trials.py), not a lowered program: what the host reference computes follows it
 within a step or two.
 """
 
@@ -26,12 +26,12 @@ from dataclasses import dataclass
 import torch
 from torch.fx import GraphModule
 
-from .firmware.kernels import model_location
-from .frontend.loading import Inputs
-from .frontend.streams import Stream
-from .passes.quantizer_int16 import mixed_precision_candidates
-from .precision_trials import QuantizationTrials
-from .reference.verify import Agreement, classifier_shaped, compare, relative_rms_error
+from ..firmware.kernels import model_location
+from ..frontend.loading import Inputs
+from ..frontend.streams import Stream
+from ..passes.quantizer_int16 import mixed_precision_candidates
+from ..reference.verify import Agreement, classifier_shaped, compare, relative_rms_error
+from .trials import QuantizationTrials
 
 Progress = Callable[[list[str]], Iterable[str]]
 
