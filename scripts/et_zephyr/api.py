@@ -205,7 +205,7 @@ def export(model: str | ModelBundle, options: ExportOptions) -> Artifacts:
         choice = choose_int16_layers(
             graph,
             calibration_streams,
-            held_out,
+            as_streams(held_out, prepared.example_inputs, options.stateful),
             options.max_drop,
             options.drop_measure,
             options.layer_progress,
@@ -565,9 +565,8 @@ def _check_example_inputs(bundle: ModelBundle) -> None:
 def _check_activations(options: ExportOptions) -> None:
     if options.precision == "auto" and (options.activations == "int16" or options.int16_layers):
         raise ExportError("--precision auto chooses the 16x8 layers itself: not with --activations")
-    if options.precision == "auto" and (options.stateful or options.npu):
-        flag = "--stateful" if options.stateful else "--npu"
-        raise ExportError(f"--precision auto does not work with {flag} yet")
+    if options.precision == "auto" and options.npu:
+        raise ExportError("--precision auto does not work with --npu yet")
     if options.precision == "auto" and not 0.0 <= options.max_drop < 1.0:
         raise ExportError(f"--max-drop {options.max_drop:g}: a fraction, from 0 to below 1")
     if options.activations != "int16" and not options.int16_layers:

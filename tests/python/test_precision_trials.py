@@ -33,14 +33,17 @@ def _precision_inputs(model: str, monkeypatch: pytest.MonkeyPatch) -> dict:
         raise _Captured
 
     monkeypatch.setattr(api, "choose_int16_layers", capture)
+    stateful = model.endswith("_stream")
     with pytest.raises(_Captured):
-        api.export(model, api.ExportOptions(target="cortex-m4", precision="auto"))
+        api.export(
+            model, api.ExportOptions(target="cortex-m4", precision="auto", stateful=stateful)
+        )
     return captured
 
 
 def _outputs(model, held_out) -> list[torch.Tensor]:
     with torch.no_grad():
-        results = [model(*sample) for sample in held_out]
+        results = [result for stream in held_out for result in pipeline.run_stream(model, stream)]
     return [result[0] if isinstance(result, (tuple, list)) else result for result in results]
 
 
@@ -53,6 +56,8 @@ def _outputs(model, held_out) -> list[torch.Tensor]:
         "tests/models/transformers.py:transformer",
         # Whole GRU layers (INT8 only) between 16x8 linears.
         "tests/models/recurrent.py:gru2_kws",
+        # A stream: the LSTM layer's state carried from hop to hop.
+        "tests/models/recurrent.py:lstm_kws_stream",
     ],
 )
 def test_every_trial_is_what_the_export_quantization_makes(

@@ -281,3 +281,25 @@ def test_the_manifest_of_a_program_without_states_lists_none(tmp_path) -> None:
     manifest = export(bundle, ExportOptions(target="cortex-m4")).manifest
     assert manifest["states"] == []
     assert json.dumps(manifest)  # serializable as written
+
+
+def test_precision_auto_judges_a_stream_by_its_program() -> None:
+    """lstm_kws_stream over its held-out streams' hops: INT8's trial (float states carried)
+    is within 1.5 %, its program (INT8 and INT16 states) is not, so the head goes 16x8 and
+    that program is within; the states are still carried."""
+    artifacts = export(
+        f"{REPO}/tests/models/recurrent.py:lstm_kws_stream",
+        ExportOptions(
+            target="cortex-m4",
+            stateful=True,
+            precision="auto",
+            max_drop=0.015,
+            drop_measure="error",
+        ),
+    )
+    precision = artifacts.manifest["precision"]
+    assert precision["int8_drop"] <= 0.015  # the trial alone would have kept INT8
+    assert precision["int16_layers"] == ["linear"]
+    assert precision["program_drop"] <= 0.015
+    assert precision["program_drop"] == artifacts.manifest["agreement"]["relative_error_vs_float"]
+    assert [s["name"].rsplit("_", 1)[1] for s in artifacts.manifest["states"]] == ["hidden", "cell"]

@@ -6,7 +6,8 @@ the float model, INT8 everywhere else.
 The drop is measured on the held-out inputs against the float model's outputs: "top1",
 the share of inputs whose top class differs from the float model's; "error", the output's
 RMS error relative to the float output's RMS, each input judged against its own size and
-averaged (reference/verify.py's relative_rms_error). By default top1 for a
+averaged (reference/verify.py's relative_rms_error); a stateful model's held-out streams
+count each hop's output as one input's. By default top1 for a
 classifier-shaped output (one row of two or more scores a sample), error otherwise. Each
 candidate layer is tried alone in 16x8 and ranked by the drop it leaves; layers then move
 to 16x8 in that order until the drop is within the limit (or every candidate is 16x8):
@@ -26,8 +27,8 @@ from dataclasses import dataclass
 import torch
 from torch.fx import GraphModule
 
+from .. import pipeline
 from ..firmware.kernels import model_location
-from ..frontend.loading import Inputs
 from ..frontend.streams import Stream
 from ..passes.quantizer_int16 import mixed_precision_candidates
 from ..reference.verify import Agreement, classifier_shaped, compare, relative_rms_error
@@ -64,7 +65,7 @@ class PrecisionChoice:
 def choose_int16_layers(
     graph: GraphModule,
     calibration: list[Stream],
-    held_out: list[Inputs],
+    held_out: list[Stream],
     max_drop: float,
     measure: str | None = None,
     progress: Progress = lambda layers: layers,
@@ -77,7 +78,7 @@ def choose_int16_layers(
     candidates = mixed_precision_candidates(trials.annotated)
     names = [node.name for node in candidates]
     with torch.no_grad():
-        reference = [_first(graph(*sample)) for sample in held_out]
+        reference = _outputs(graph, held_out)
     if measure is None:
         measure = "top1" if all(classifier_shaped(output) for output in reference) else "error"
     classifier = measure == "top1"
@@ -85,7 +86,7 @@ def choose_int16_layers(
     def drop(layers: list[str]) -> float:
         fake_quant = trials.quantize(layers)
         with torch.no_grad():
-            outputs = [_first(fake_quant(*sample)) for sample in held_out]
+            outputs = _outputs(fake_quant, held_out)
         if classifier:
             return 1.0 - (compare(outputs, outputs, reference, None).top1_vs_float or 0.0)
         return relative_rms_error(outputs, reference)
@@ -110,6 +111,12 @@ def choose_int16_layers(
     locations = tuple((node.name, model_location(node)) for node in candidates)
     ordered = tuple(name for name in names if name in chosen)
     return PrecisionChoice(ordered, locations, measure, int8_drop, current, max_drop)
+
+
+def _outputs(model: GraphModule, streams: list[Stream]) -> list[torch.Tensor]:
+    """The first output of every run: each stream's hops in order, a stateful model's
+    recurrent layers carrying their float state from one to the next."""
+    return [_first(result) for stream in streams for result in pipeline.run_stream(model, stream)]
 
 
 def program_drop(measure: str, agreement: Agreement) -> float | None:
