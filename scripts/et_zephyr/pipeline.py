@@ -219,10 +219,15 @@ def quantize(
     """PT2E post-training quantization: CortexMQuantizer, or Ethos-U's with an NPU. Each
     calibration stream's hops run in order, the recurrent layers' state carried."""
     prepared = prepare_pt2e(graph, quantizer)
-    with torch.no_grad():
-        for stream in progress(calibration):
-            run_stream(prepared, stream)
+    calibrate(prepared, progress(calibration))
     return convert_pt2e(prepared)
+
+
+def calibrate(model: Callable[..., object], calibration: Iterable[Stream]) -> None:
+    """Run every calibration stream through the model, without gradients."""
+    with torch.no_grad():
+        for stream in calibration:
+            run_stream(model, stream)
 
 
 def run_stream(model: Callable[..., object], stream: Stream) -> list[object]:

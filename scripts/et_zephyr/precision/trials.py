@@ -91,7 +91,7 @@ class QuantizationTrials:
                     for name in key[1:]
                 }
             recorder = _Recorder(self.annotated, missing)
-            _calibrate(recorder.run, self._calibration)
+            pipeline.calibrate(recorder.run, self._calibration)
             self._seen.update(recorder.seen)
             self.calibration_runs += 1
         return self._seen
@@ -129,12 +129,6 @@ class _Pretransformed(Quantizer):
 
     def prepare_obs_or_fq_callback(self, model: GraphModule, edge_or_node_to_obs_or_fq) -> None:  # type: ignore[no-untyped-def]
         self._quantizer.prepare_obs_or_fq_callback(model, edge_or_node_to_obs_or_fq)
-
-
-def _calibrate(model: Callable[..., object], calibration: list[Stream]) -> None:
-    with torch.no_grad():
-        for stream in calibration:
-            pipeline.run_stream(model, stream)
 
 
 def _replay(observer: ObserverBase, tensors: list[list[torch.Tensor]]) -> None:
